@@ -1,0 +1,38 @@
+"""agentgym: sandboxed, verifiable text environments for training and evaluating LLM agents.
+
+``import agentgym`` registers every env id with Gymnasium::
+
+    import gymnasium as gym, agentgym
+    env = gym.make("agentgym/SearchQA-v0")
+"""
+
+from agentgym.core import (
+    AgentEnv,
+    Task,
+    TaskSource,
+    Tool,
+    ToolCall,
+    check_env,
+    env_ids,
+    make,
+)
+from agentgym.core.registry import register_envs as _register_envs
+from agentgym.envs import ENVS as _ENVS
+from agentgym.verifiers.score import Score
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentEnv",
+    "Score",
+    "Task",
+    "TaskSource",
+    "Tool",
+    "ToolCall",
+    "__version__",
+    "check_env",
+    "env_ids",
+    "make",
+]
+
+_register_envs(_ENVS)

@@ -1,0 +1,126 @@
+"""The ``agentgym`` command: list envs, play one by hand, evaluate a policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentgym.errors import AgentGymError
+
+app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", no_args_is_help=True,
+                  add_completion=False)
+console = Console()
+
+
+def _parse_kwargs(pairs: list[str]) -> dict[str, object]:
+    """``key=value`` pairs; values are parsed as JSON when they can be (numbers, booleans, lists)."""
+    kwargs: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--kwarg expects key=value, got {pair!r}")
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key] = value
+    return kwargs
+
+
+@app.command("list")
+def list_envs() -> None:
+    """List every registered env id with a one-line description and the extras it needs."""
+    from agentgym.core.registry import env_ids, env_info
+
+    table = Table("id", "description", "extras")
+    for env_id in env_ids():
+        info = env_info(env_id)
+        table.add_row(env_id, info.description, ", ".join(info.extras) or "-")
+    console.print(table)
+
+
+@app.command()
+def play(env_id: str = typer.Argument(..., help="e.g. agentgym/SearchQA-v0"),
+         seed: int = typer.Option(0, help="Picks the task."),
+         task_id: Optional[str] = typer.Option(None, help="Play this task instead of a seeded one."),
+         kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env keyword argument key=value.")) -> None:
+    """Play one episode yourself: type each action (e.g. <search>...</search>), Ctrl-D to quit."""
+    from agentgym.core.registry import make
+
+    env = make(env_id, **_parse_kwargs(kwarg))
+    observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
+    console.print(f"[bold]task {info['task_id']}[/bold]\n{observation}")
+    while True:
+        try:
+            action = typer.prompt(f"turn {info['turn'] + 1}/{info['max_turns']} action")
+        except (EOFError, typer.Abort):
+            console.print("\nbye")
+            return
+        observation, reward, terminated, truncated, info = env.step(action)
+        if info["action_error"]:
+            console.print(f"[yellow]{observation}[/yellow]")
+        elif observation:
+            console.print(observation)
+        if terminated or truncated:
+            verdict = info["verification"]
+            console.print(f"[bold]{'solved' if verdict['correct'] else 'not solved'}[/bold] reward={reward} "
+                          f"details={json.dumps(verdict['details'], ensure_ascii=False)}")
+            return
+
+
+@app.command("eval")
+def eval_cmd(policy: str = typer.Option("oracle", help="oracle, random or empty."),
+             env: list[str] = typer.Option(["agentgym/SearchQA-v0"], "--env", help="Env id (repeatable)."),
+             episodes: int = typer.Option(20, help="Episodes per env."),
+             split: Optional[str] = typer.Option(None, help="Task split (default: the env's, usually test)."),
+             seed: int = typer.Option(0),
+             kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env keyword argument key=value."),
+             results: Optional[Path] = typer.Option(None, help="Append one JSON line per episode here."),
+             summary_json: Optional[Path] = typer.Option(None, help="Write {env_id: summary} here.")) -> None:
+    """Evaluate a policy and print a table of mean reward and success rate per env."""
+    from rich.progress import Progress
+
+    from agentgym.eval.runner import evaluate, summarize
+
+    summaries = {}
+    out = results.open("a", encoding="utf-8") if results else None
+    try:
+        with Progress(console=console, transient=True) as progress:
+            for env_id in env:
+                bar = progress.add_task(env_id, total=episodes)
+
+                def record(result, bar=bar):
+                    progress.advance(bar)
+                    if out:
+                        out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
+
+                runs = evaluate(env_id, policy, episodes=episodes, split=split, seed=seed,
+                                env_kwargs=_parse_kwargs(kwarg), on_episode=record)
+                summaries[env_id] = summarize(runs)
+    finally:
+        if out:
+            out.close()
+    table = Table("env", "policy", "episodes", "mean reward", "success rate", "mean turns")
+    for env_id, s in summaries.items():
+        table.add_row(env_id, policy, str(s["episodes"]), f"{s['mean_reward']:.3f}", f"{s['success_rate']:.3f}",
+                      f"{s['mean_turns']:.2f}")
+    console.print(table)
+    if summary_json:
+        summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    """Console entry point: agentgym errors print as one clear line and exit 2."""
+    try:
+        app()
+    except AgentGymError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

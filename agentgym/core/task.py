@@ -1,0 +1,160 @@
+"""Tasks and where they come from: bundled data, user files, seeded generators."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
+
+__all__ = ["GeneratedTasks", "Task", "TaskList", "TaskSource", "read_records"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One problem instance.
+
+    ``gold`` is privileged: what the verifier (and the oracle) needs, never shown
+    to the agent. ``meta`` is free-form and JSON-serialisable.
+    """
+
+    id: str
+    prompt: str
+    gold: dict[str, Any]
+    split: str = "test"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "prompt": self.prompt, "gold": self.gold,
+                "split": self.split, "meta": self.meta}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        return cls(id=str(data["id"]), prompt=str(data.get("prompt", "")),
+                   gold=dict(data.get("gold", {})), split=str(data.get("split", "test")),
+                   meta=dict(data.get("meta", {})))
+
+
+class TaskSource:
+    """A collection of tasks addressable by id, by split and index, or by seed."""
+
+    def splits(self) -> list[str]:
+        raise NotImplementedError
+
+    def tasks(self, split: str) -> Sequence[Task]:
+        raise NotImplementedError
+
+    def get(self, task_id: str) -> Task:
+        for split in self.splits():
+            for task in self.tasks(split):
+                if task.id == task_id:
+                    return task
+        raise ConfigError(f"Unknown task_id {task_id!r}; "
+                          f"pass an id from splits {self.splits()}.")
+
+    def sample(self, split: str, rng: random.Random) -> Task:
+        tasks = self.tasks(split)
+        if not tasks:
+            raise ConfigError(f"Split {split!r} has no tasks; available: {self.splits()}.")
+        return tasks[rng.randrange(len(tasks))]
+
+
+class TaskList(TaskSource):
+    """Tasks held in memory, grouped by their ``split``."""
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        self._by_split: dict[str, list[Task]] = {}
+        self._by_id: dict[str, Task] = {}
+        for task in tasks:
+            if task.id in self._by_id:
+                raise DataError(f"Duplicate task id {task.id!r}; task ids must be unique.")
+            self._by_split.setdefault(task.split, []).append(task)
+            self._by_id[task.id] = task
+
+    def splits(self) -> list[str]:
+        return sorted(self._by_split)
+
+    def tasks(self, split: str) -> Sequence[Task]:
+        if split not in self._by_split:
+            raise ConfigError(f"Unknown split {split!r}; available: {self.splits()}.")
+        return self._by_split[split]
+
+    def get(self, task_id: str) -> Task:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise ConfigError(f"Unknown task_id {task_id!r}; "
+                              f"this source has {len(self._by_id)} tasks in splits "
+                              f"{self.splits()}.") from None
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
+class GeneratedTasks(TaskSource):
+    """Procedural tasks: ``make(seed) -> Task``. Same seed, same task, everywhere.
+
+    ``sizes`` gives the number of tasks per split; task ``i`` of split ``s`` is
+    generated from a seed derived from ``(base_seed, s, i)`` by string hashing
+    that does not depend on ``PYTHONHASHSEED``.
+    """
+
+    def __init__(self, make: Callable[[int, str], Task], sizes: dict[str, int],
+                 *, base_seed: int = 0) -> None:
+        self._make = make
+        self._sizes = dict(sizes)
+        self._base_seed = base_seed
+
+    def splits(self) -> list[str]:
+        return sorted(self._sizes)
+
+    def seed_for(self, split: str, index: int) -> int:
+        digest = hashlib.sha256(f"{self._base_seed}/{split}/{index}".encode()).digest()
+        return int.from_bytes(digest[:8], "little")
+
+    def tasks(self, split: str) -> Sequence[Task]:
+        if split not in self._sizes:
+            raise ConfigError(f"Unknown split {split!r}; available: {self.splits()}.")
+        return [self._make(self.seed_for(split, i), split) for i in range(self._sizes[split])]
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield dict records from a ``.jsonl``, ``.jsonl.gz``, ``.json`` or ``.parquet`` file."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"Data file {str(path)!r} does not exist.")
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as e:
+            raise DependencyNotInstalled("pyarrow (for .parquet files)", "pip install pyarrow") from e
+        table = pq.read_table(path)
+        yield from table.to_pylist()
+        return
+    if name.endswith(".json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            raise DataError(f"{path}: a .json data file must hold a list of records.")
+        yield from data
+        return
+    if not (name.endswith(".jsonl") or name.endswith(".jsonl.gz")):
+        raise DataError(f"{path}: unsupported file type; use .jsonl, .jsonl.gz, .json or .parquet.")
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({e.msg}).") from e
+            if not isinstance(record, dict):
+                raise DataError(f"{path}:{lineno}: each line must be a JSON object.")
+            yield record

@@ -1,0 +1,84 @@
+"""SearchQA tasks from Search-R1 / FlashRAG QA files, and the bundled dataset's paths."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agentgym.core.task import Task, TaskList, read_records
+from agentgym.errors import DataError
+
+__all__ = ["BUNDLED_DIR", "bundled_corpus", "bundled_qa_files", "find_qa_files", "load_qa_tasks", "task_from_record"]
+
+BUNDLED_DIR = Path(str(resources.files("agentgym") / "data" / "searchqa"))
+_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
+
+
+def bundled_corpus() -> Path:
+    return BUNDLED_DIR / "corpus.jsonl.gz"
+
+
+def bundled_qa_files() -> dict[str, Path]:
+    return {"train": BUNDLED_DIR / "train.jsonl", "test": BUNDLED_DIR / "test.jsonl"}
+
+
+def find_qa_files(data_dir: str | Path) -> dict[str, Path]:
+    """Split files in a FlashRAG-style dataset dir: ``train``/``dev``/``test`` + a known suffix."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError(f"QA data dir {str(data_dir)!r} does not exist or is not a directory.")
+    found = {}
+    for path in sorted(data_dir.iterdir()):
+        for suffix in _SUFFIXES:
+            if path.name.endswith(suffix):
+                found[path.name[: -len(suffix)]] = path
+    if not found:
+        raise DataError(f"No QA files in {data_dir}: expected e.g. train.jsonl / test.jsonl "
+                        f"(or {', '.join(_SUFFIXES)}) in the Search-R1 / FlashRAG schema.")
+    return found
+
+
+def _golden_answers(record: Mapping[str, Any]) -> list[str]:
+    answers = record.get("golden_answers")
+    if answers is None:  # Search-R1's processed parquet keeps them under reward_model too
+        answers = ((record.get("reward_model") or {}).get("ground_truth") or {}).get("target")
+    if isinstance(answers, str):
+        answers = [answers]
+    if answers is None or not hasattr(answers, "__iter__"):
+        return []
+    return [str(a) for a in answers if str(a).strip()]
+
+
+def task_from_record(record: Mapping[str, Any], *, split: str, index: int, source: str) -> Task:
+    """A ``Task`` from one QA record (``question`` + ``golden_answers``, optional ``id``/``metadata``)."""
+    question = record.get("question")
+    answers = _golden_answers(record)
+    if not isinstance(question, str) or not question.strip():
+        raise DataError(f"{source} record {index}: missing a non-empty 'question' field.")
+    if not answers:
+        raise DataError(f"{source} record {index}: missing 'golden_answers' (a string or a list of strings).")
+    metadata = record.get("metadata") or {}
+    task_id = str(record.get("id", f"{split}_{index}"))
+    return Task(id=task_id, prompt=question.strip(), gold={"golden_answers": answers},
+                split=split, meta=dict(metadata) if isinstance(metadata, Mapping) else {})
+
+
+def load_qa_tasks(files: Mapping[str, str | Path]) -> TaskList:
+    """Tasks from one QA file per split (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.parquet``).
+
+    An id that repeats across splits (files numbered from 0 each) becomes ``"<split>/<id>"``.
+    """
+    tasks, seen = [], set()
+    for split, path in sorted(files.items()):
+        for i, record in enumerate(read_records(path)):
+            task = task_from_record(record, split=split, index=i, source=str(path))
+            if task.id in seen:
+                task = dataclasses.replace(task, id=f"{split}/{task.id}")
+            seen.add(task.id)
+            tasks.append(task)
+    if not tasks:
+        raise DataError(f"No QA records found in {dict(files)}.")
+    return TaskList(tasks)

@@ -1,0 +1,104 @@
+"""``agentgym/SearchQA-v0``: the Search-R1 protocol over a local retrieval corpus."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.formats import ActionFormat
+from agentgym.core.task import Task
+from agentgym.core.tools import Tool, ToolCall
+from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
+from agentgym.envs.search.retrieval import Retriever, make_retriever
+from agentgym.errors import ConfigError
+from agentgym.verifiers import Score, verify_qa
+
+__all__ = ["SearchQAEnv"]
+
+_INSTRUCTIONS = (
+    "Answer the question below. Think step by step inside <think> and </think> whenever you get "
+    "new information. If you need knowledge you lack, search the corpus by writing "
+    "<search> your query </search>; the top results come back between <information> and "
+    "</information>. Search as often as you need. When you know the answer, write it inside "
+    "<answer> and </answer> as a short phrase with no explanation, for example <answer> Lima </answer>."
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_retriever(kind: str, corpus: str | None, index: str | None, cache_dir: str | None) -> Retriever:
+    # Envs of one process share a retriever: a server hosts many sessions of one corpus.
+    return make_retriever(kind, corpus=corpus, index=index, cache_dir=cache_dir)
+
+
+class SearchQAEnv(AgentEnv):
+    """Search-R1 style QA: ``<search>q</search>`` returns top-k passages, ``<answer>`` ends.
+
+    Reward is exact match (SQuAD normalisation, max over golden answers); F1 and
+    cover-EM are in ``info["verification"]["details"]``. Defaults to the bundled
+    dataset; pass ``data_dir`` (or ``qa_files``) and ``corpus`` for Search-R1 /
+    FlashRAG data, ``retriever="pyserini"`` with ``index=`` for a Lucene index.
+    """
+
+    def __init__(self, *, data_dir: str | Path | None = None, qa_files: Mapping[str, str | Path] | None = None,
+                 corpus: str | Path | None = None, retriever: str = "bm25", index: str | Path | None = None,
+                 topk: int = 3, split: str = "test", max_turns: int = 6,
+                 reward_metric: Literal["em", "f1", "cover_em"] = "em",
+                 action_format: str | ActionFormat = "tags", cache_dir: str | Path | None = None,
+                 max_observation_chars: int = 8_000, render_mode: Literal["ansi", "human"] | None = None) -> None:
+        if data_dir is not None and qa_files is not None:
+            raise ConfigError("Pass either data_dir or qa_files, not both.")
+        if topk < 1:
+            raise ConfigError(f"topk must be >= 1, got {topk}.")
+        if reward_metric not in ("em", "f1", "cover_em"):
+            raise ConfigError(f"reward_metric must be 'em', 'f1' or 'cover_em', got {reward_metric!r}.")
+        files = qa_files or (find_qa_files(data_dir) if data_dir is not None else bundled_qa_files())
+        if corpus is None and index is None:
+            corpus = bundled_corpus()
+        self.topk = topk
+        self.reward_metric = reward_metric
+        self.retriever = _shared_retriever(retriever, _str(corpus), _str(index), _str(cache_dir))
+        super().__init__(tasks=load_qa_tasks(files), action_format=action_format, split=split,
+                         max_turns=max_turns, max_observation_chars=max_observation_chars,
+                         render_mode=render_mode)
+
+    def make_tools(self) -> Sequence[Tool]:
+        return [Tool(
+            name="search",
+            description="Search the knowledge corpus; returns the top passages with their titles.",
+            parameters={"type": "object", "properties": {"query": {"type": "string",
+                        "description": "What to search for."}}, "required": ["query"]},
+            fn=self.search,
+        )]
+
+    def search(self, query: str) -> str:
+        """The ``search`` tool: top-k passages as ``Doc i (Title: t) text`` lines."""
+        passages = self.retriever.search(query, self.topk)
+        if not passages:
+            return "No results. Try a different query."
+        return "".join(f"Doc {i} {p.render()}\n" for i, p in enumerate(passages, 1))
+
+    def build_prompt(self, task: Task) -> str:
+        if self.action_format.name == "tags":
+            return f"{_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
+        return f"{_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
+
+    def result_tag(self, call: ToolCall) -> str:
+        return "information"
+
+    def verify(self, answer: str | None, task: Task) -> Score:
+        return verify_qa(answer, task.gold["golden_answers"], metric=self.reward_metric)
+
+    def oracle_action(self) -> str:
+        """Search each supporting fact's query (or the question), then answer with the gold."""
+        task = self.task
+        queries = list(task.meta.get("oracle_queries") or [task.prompt])
+        if self.turn < len(queries) and self.turn < self.max_turns - 1:
+            return self.action_format.render_call(ToolCall("search", {"query": queries[self.turn]}), self.tools)
+        return self.action_format.render_answer(task.gold["golden_answers"][0])
+
+
+def _str(path: Any) -> str | None:
+    return None if path is None else str(path)

@@ -1,0 +1,117 @@
+"""Every exception agentgym raises on purpose, in one hierarchy.
+
+    AgentGymError
+      EnvNotFound            unknown env id, with a "did you mean ...?"
+      DependencyNotInstalled an optional dependency is missing; says what to install
+      ResetNeeded            step() before reset(), or after the episode ended
+      ConfigError            a user-supplied setting is invalid; says how to fix it
+      DataError              a data file is missing or not in the expected schema
+      EnvCheckFailed         check_env found a broken env contract
+      RolloutError           recorded on the trajectory; one bad rollout never kills a batch
+        ToolError
+        SandboxError
+        VerifierError
+        RemoteEnvError       carries the HTTP status_code
+        PolicyError
+
+Agent mistakes (malformed tool calls, unknown tools, bad arguments) are never
+exceptions: they come back as the observation and in ``info["action_error"]``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "AgentGymError",
+    "ConfigError",
+    "DataError",
+    "DependencyNotInstalled",
+    "EnvCheckFailed",
+    "EnvNotFound",
+    "PolicyError",
+    "RemoteEnvError",
+    "ResetNeeded",
+    "RolloutError",
+    "SandboxError",
+    "ToolError",
+    "VerifierError",
+]
+
+
+class AgentGymError(Exception):
+    """Base class of every agentgym error."""
+
+
+class EnvNotFound(AgentGymError, KeyError):
+    """An env id that is not registered; the message suggests close matches."""
+
+    def __init__(self, env_id: str, known: Iterable[str] = ()) -> None:
+        self.env_id = env_id
+        known = sorted(known)
+        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
+        message = f"No environment registered as {env_id!r}."
+        if close:
+            message += f" Did you mean {' or '.join(repr(c) for c in close)}?"
+        elif known:
+            message += f" Registered ids: {', '.join(known)}."
+        message += " Run `agentgym list` to see every id."
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+class DependencyNotInstalled(AgentGymError, ImportError):
+    """An optional dependency is missing; the message says how to install it."""
+
+    def __init__(self, what: str, install: str) -> None:
+        self.install = install
+        super().__init__(f"{what} is not installed. Install it with: {install}")
+
+
+class ResetNeeded(AgentGymError, RuntimeError):
+    """``step`` was called before ``reset`` or after the episode ended."""
+
+
+class ConfigError(AgentGymError, ValueError):
+    """A user-supplied setting is invalid; the message says how to fix it."""
+
+
+class DataError(AgentGymError, ValueError):
+    """A data file is missing, unreadable or not in the expected schema."""
+
+
+class RolloutError(AgentGymError):
+    """A failure during one rollout; recorded on the trajectory, never fatal to a batch."""
+
+
+class ToolError(RolloutError):
+    """A tool failed for a reason that is not the agent's fault."""
+
+
+class SandboxError(RolloutError):
+    """The sandbox could not run the code (not: the code itself failed)."""
+
+
+class VerifierError(RolloutError):
+    """A verifier could not score a prediction."""
+
+
+class RemoteEnvError(RolloutError):
+    """The env server answered with an error."""
+
+    def __init__(self, message: str, *, status_code: int, code: str = "error") -> None:
+        self.status_code = status_code
+        self.code = code
+        super().__init__(f"[{status_code} {code}] {message}")
+
+
+class PolicyError(RolloutError):
+    """The policy (model, endpoint) failed to produce an action."""
+
+
+class EnvCheckFailed(AgentGymError, AssertionError):
+    """``check_env`` found an env that breaks the contract; the message says which check."""

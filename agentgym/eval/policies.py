@@ -1,0 +1,89 @@
+"""Policies: what plays an env. Baselines here; real model policies plug into the same interface."""
+
+from __future__ import annotations
+
+import random
+import re
+from abc import ABC, abstractmethod
+from typing import Any
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.tools import ToolCall
+from agentgym.errors import ConfigError
+
+__all__ = ["EmptyPolicy", "OraclePolicy", "Policy", "RandomPolicy", "make_policy"]
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+class Policy(ABC):
+    """Maps the latest observation (and ``info``) to the next action text."""
+
+    name: str = ""
+
+    def reset(self, env: AgentEnv, observation: str, info: dict[str, Any]) -> None:
+        """Called after ``env.reset``; ``env`` is the unwrapped env (for privileged policies)."""
+        self.env = env
+
+    @abstractmethod
+    def act(self, observation: str, info: dict[str, Any]) -> str | dict[str, Any]:
+        """The next action."""
+
+
+class OraclePolicy(Policy):
+    """Solves tasks from privileged task data through the env's ``oracle_action``."""
+
+    name = "oracle"
+
+    def act(self, observation: str, info: dict[str, Any]) -> str | dict[str, Any]:
+        return self.env.oracle_action()
+
+
+class EmptyPolicy(Policy):
+    """Gives an empty final answer at once: the floor every verifier must score 0."""
+
+    name = "empty"
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self.env.action_format.render_answer("")
+
+
+class RandomPolicy(Policy):
+    """Calls random tools with words from what it has seen, then answers a random span of it.
+
+    A seeded lower baseline that exercises every tool and the answer path.
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def reset(self, env: AgentEnv, observation: str, info: dict[str, Any]) -> None:
+        super().reset(env, observation, info)
+        self.words = _WORD.findall(observation)
+        self.rng.seed(f"{self.rng.random()}/{info.get('task_id')}")
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        self.words.extend(_WORD.findall(observation))
+        words = self.words or ["nothing"]
+        last_turn = info.get("turn", 0) + 1 >= info.get("max_turns", 1)
+        tools = self.env.tools
+        if tools and not last_turn and self.rng.random() < 0.6:
+            name = self.rng.choice(sorted(tools))
+            arg = tools[name].primary_argument
+            query = " ".join(self.rng.choices(words, k=self.rng.randint(1, 4)))
+            return self.env.action_format.render_call(ToolCall(name, {arg: query} if arg else {}), tools)
+        start = self.rng.randrange(len(words))
+        return self.env.action_format.render_answer(" ".join(words[start:start + self.rng.randint(1, 3)]))
+
+
+def make_policy(name: str, *, seed: int = 0) -> Policy:
+    """A policy by name: ``oracle``, ``random`` or ``empty``."""
+    if name == "oracle":
+        return OraclePolicy()
+    if name == "random":
+        return RandomPolicy(seed)
+    if name == "empty":
+        return EmptyPolicy()
+    raise ConfigError(f"Unknown policy {name!r}; choose oracle, random or empty.")

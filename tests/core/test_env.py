@@ -1,0 +1,160 @@
+"""The AgentEnv contract on a minimal env defined here (arithmetic with a calculator tool)."""
+
+import gymnasium as gym
+import pytest
+
+from agentgym.core.checker import check_env
+from agentgym.core.env import AgentEnv, TextSpace
+from agentgym.core.task import Task, TaskList
+from agentgym.core.tools import Tool, ToolCall
+from agentgym.errors import ConfigError, EnvCheckFailed, ResetNeeded, ToolError
+from agentgym.verifiers.score import Score
+
+
+class AddEnv(AgentEnv):
+    """Add two numbers; the ``add`` tool computes a + b; ``fail`` always raises a ToolError."""
+
+    def __init__(self, broken_oracle: bool = False, **kwargs):
+        tasks = TaskList([Task(f"t{i}", f"What is {i} + {i * 3}?", {"answer": str(4 * i)}, split="test")
+                          for i in range(5)] + [Task("train0", "What is 1 + 1?", {"answer": "2"}, split="train")])
+        self.broken_oracle = broken_oracle
+        super().__init__(tasks=tasks, **kwargs)
+
+    def make_tools(self):
+        add = Tool("add", "Add a and b.", {"type": "object", "properties": {"expr": {"type": "string"}},
+                                           "required": ["expr"]},
+                   lambda expr: str(sum(int(x) for x in expr.split("+"))))
+
+        def fail(expr):
+            raise ToolError("backend down")
+
+        return [add, Tool("fail", "Always fails.", add.parameters, fail)]
+
+    def verify(self, answer, task):
+        ok = answer is not None and answer.strip() == task.gold["answer"]
+        return Score(float(ok), ok, {"answer": answer})
+
+    def oracle_action(self):
+        if self.turn == 0:
+            a, b = self.task.prompt.removeprefix("What is ").removesuffix("?").split(" + ")
+            return self.action_format.render_call(ToolCall("add", {"expr": f"{a}+{b}"}), self.tools)
+        return self.action_format.render_answer("wrong" if self.broken_oracle else self.task.gold["answer"])
+
+
+def test_reset_returns_prompt_and_info():
+    env = AddEnv()
+    obs, info = env.reset(seed=1)
+    assert obs.startswith("What is") and "<add>" in obs
+    assert info["task_id"].startswith("t") and info["turn"] == 0 and info["action_error"] is None
+    assert info["tools"][0]["function"]["name"] == "add" and info["format"] == "tags"
+
+
+def test_step_runs_tool_then_answer_ends_with_verification():
+    env = AddEnv()
+    env.reset(options={"task_id": "t2"})
+    obs, reward, terminated, truncated, info = env.step("<add>2+6</add>")
+    assert obs == "\n\n<result>8</result>\n\n" and reward == 0.0 and not terminated and not truncated
+    assert info["tool_calls"] == [{"name": "add", "arguments": {"expr": "2+6"}}] and info["turn"] == 1
+    obs, reward, terminated, truncated, info = env.step("<answer>8</answer>")
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info["verification"] == {"reward": 1.0, "correct": True, "details": {"answer": "8"}}
+
+
+def test_malformed_action_is_observation_and_counts_a_turn():
+    env = AddEnv(max_turns=2)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("I think it is 4")
+    assert "No valid action" in obs and info["action_error"] == obs and info["turn"] == 1
+    obs, reward, terminated, truncated, info = env.step({"name": "nope", "arguments": {}})
+    assert "Unknown tool 'nope'" in info["action_error"]
+    assert truncated and not terminated and reward == 0.0 and info["verification"]["correct"] is False
+    with pytest.raises(ResetNeeded):
+        env.step("<answer>4</answer>")
+
+
+def test_tool_error_becomes_observation():
+    env = AddEnv()
+    env.reset(seed=0)
+    obs, *_ , info = env.step("<fail>1</fail>")
+    assert "Tool 'fail' failed: backend down" in obs and info["action_error"] is None
+
+
+def test_long_tool_output_is_truncated():
+    env = AddEnv(max_observation_chars=3)
+    env.reset(seed=0)
+    obs, *_ = env.step("<add>500000+500000</add>")
+    assert "1000" not in obs and "truncated to 3 characters" in obs
+
+
+def test_step_before_reset_raises():
+    with pytest.raises(ResetNeeded):
+        AddEnv().step("<answer>1</answer>")
+
+
+def test_reset_options():
+    env = AddEnv()
+    assert env.reset(options={"split": "train", "index": 0})[1]["task_id"] == "train0"
+    assert env.reset(options={"index": 3})[1]["task_id"] == "t3"
+    with pytest.raises(ConfigError, match="index must be an int"):
+        env.reset(options={"index": 99})
+    with pytest.raises(ConfigError, match="Unknown reset option"):
+        env.reset(options={"task": "t1"})
+    with pytest.raises(ConfigError, match="Unknown task_id"):
+        env.reset(options={"task_id": "zzz"})
+
+
+def test_seeded_reset_is_deterministic_and_seeds_differ():
+    env = AddEnv()
+    ids = [env.reset(seed=s)[1]["task_id"] for s in range(20)]
+    assert ids == [env.reset(seed=s)[1]["task_id"] for s in range(20)]
+    assert len(set(ids)) > 1
+
+
+def test_config_errors():
+    with pytest.raises(ConfigError, match="max_turns"):
+        AddEnv(max_turns=0)
+    with pytest.raises(ConfigError, match="Unknown split"):
+        AddEnv(split="dev")
+    with pytest.raises(ConfigError, match="render_mode"):
+        AddEnv(render_mode="rgb_array")
+
+
+def test_render_modes(capsys):
+    env = AddEnv(render_mode="ansi")
+    env.reset(seed=0)
+    env.step("<add>1+1</add>")
+    text = env.render()
+    assert "[prompt]" in text and "[action] <add>1+1</add>" in text and "<result>2</result>" in text
+    human = AddEnv(render_mode="human")
+    human.reset(seed=0)
+    human.step("<add>1+1</add>")
+    assert "<result>2</result>" in capsys.readouterr().out
+
+
+def test_hermes_format_env():
+    env = AddEnv(action_format="hermes")
+    obs, _ = env.reset(options={"task_id": "t1"})
+    assert "<tool_call>" in obs
+    obs, *_ = env.step('<tool_call>{"name": "add", "arguments": {"expr": "1+3"}}</tool_call>')
+    assert obs == "<tool_response>\n4\n</tool_response>"
+    assert env.step("4")[1] == 1.0
+
+
+def test_text_space():
+    space = TextSpace(max_length=5)
+    space.seed(0)
+    assert space.contains("Zürich") is False and space.contains("Zü") and not space.contains(3)
+    sample = space.sample()
+    assert isinstance(sample, str) and sample == (lambda s: (s.seed(0), s.sample())[1])(TextSpace(max_length=5))
+
+
+def test_check_env_passes_and_catches_a_broken_oracle():
+    report = check_env(AddEnv())
+    assert len(report["oracle_solved"]) == 3
+    with pytest.raises(EnvCheckFailed, match="oracle scored 0.0"):
+        check_env(AddEnv(broken_oracle=True))
+
+
+def test_check_env_rejects_non_agent_env():
+    with pytest.raises(EnvCheckFailed, match="expected an AgentEnv"):
+        check_env(gym.make("CartPole-v1"))

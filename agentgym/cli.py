@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -15,6 +15,8 @@ from agentgym.errors import AgentGymError
 app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", no_args_is_help=True,
                   add_completion=False)
 console = Console()
+# typer reads Optional[...] on every Python we support; `X | None` needs 3.10+ evaluation of annotations
+KwargOption = Annotated[Optional[list[str]], typer.Option("--kwarg", "-k", help="Env keyword argument key=value.")]
 
 
 def _parse_kwargs(pairs: list[str]) -> dict[str, object]:
@@ -44,14 +46,14 @@ def list_envs() -> None:
 
 
 @app.command()
-def play(env_id: str = typer.Argument(..., help="e.g. agentgym/SearchQA-v0"),
-         seed: int = typer.Option(0, help="Picks the task."),
-         task_id: Optional[str] = typer.Option(None, help="Play this task instead of a seeded one."),
-         kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env keyword argument key=value.")) -> None:
+def play(env_id: Annotated[str, typer.Argument(help="e.g. agentgym/SearchQA-v0")],
+         seed: Annotated[int, typer.Option(help="Picks the task.")] = 0,
+         task_id: Annotated[Optional[str], typer.Option(help="Play this task instead of a seeded one.")] = None,
+         kwarg: KwargOption = None) -> None:
     """Play one episode yourself: type each action (e.g. <search>...</search>), Ctrl-D to quit."""
     from agentgym.core.registry import make
 
-    env = make(env_id, **_parse_kwargs(kwarg))
+    env = make(env_id, **_parse_kwargs(kwarg or []))
     observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
     console.print(f"[bold]task {info['task_id']}[/bold]\n{observation}")
     while True:
@@ -73,14 +75,16 @@ def play(env_id: str = typer.Argument(..., help="e.g. agentgym/SearchQA-v0"),
 
 
 @app.command("eval")
-def eval_cmd(policy: str = typer.Option("oracle", help="oracle, random or empty."),
-             env: list[str] = typer.Option(["agentgym/SearchQA-v0"], "--env", help="Env id (repeatable)."),
-             episodes: int = typer.Option(20, help="Episodes per env."),
-             split: Optional[str] = typer.Option(None, help="Task split (default: the env's, usually test)."),
-             seed: int = typer.Option(0),
-             kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env keyword argument key=value."),
-             results: Optional[Path] = typer.Option(None, help="Append one JSON line per episode here."),
-             summary_json: Optional[Path] = typer.Option(None, help="Write {env_id: summary} here.")) -> None:
+def eval_cmd(policy: Annotated[str, typer.Option(help="oracle, random or empty.")] = "oracle",
+             env: Annotated[Optional[list[str]], typer.Option(
+                 "--env", help="Env id (repeatable); default agentgym/SearchQA-v0.")] = None,
+             episodes: Annotated[int, typer.Option(help="Episodes per env.")] = 20,
+             split: Annotated[Optional[str], typer.Option(help="Task split (default: the env's, test).")] = None,
+             seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
+             kwarg: KwargOption = None,
+             results: Annotated[Optional[Path], typer.Option(help="Append one JSON line per episode here.")] = None,
+             summary_json: Annotated[Optional[Path], typer.Option(help="Write {env_id: summary} here.")] = None,
+             ) -> None:
     """Evaluate a policy and print a table of mean reward and success rate per env."""
     from rich.progress import Progress
 
@@ -90,7 +94,7 @@ def eval_cmd(policy: str = typer.Option("oracle", help="oracle, random or empty.
     out = results.open("a", encoding="utf-8") if results else None
     try:
         with Progress(console=console, transient=True) as progress:
-            for env_id in env:
+            for env_id in env or ["agentgym/SearchQA-v0"]:
                 bar = progress.add_task(env_id, total=episodes)
 
                 def record(result, bar=bar):
@@ -99,7 +103,7 @@ def eval_cmd(policy: str = typer.Option("oracle", help="oracle, random or empty.
                         out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
 
                 runs = evaluate(env_id, policy, episodes=episodes, split=split, seed=seed,
-                                env_kwargs=_parse_kwargs(kwarg), on_episode=record)
+                                env_kwargs=_parse_kwargs(kwarg or []), on_episode=record)
                 summaries[env_id] = summarize(runs)
     finally:
         if out:

@@ -1,0 +1,15 @@
+"""The env checker over every registered id (Gymnasium's tests/envs/test_envs.py, for agentgym)."""
+
+import pytest
+
+import agentgym
+
+
+@pytest.mark.parametrize("env_id", agentgym.env_ids())
+def test_check_env(env_id):
+    env = agentgym.make(env_id)
+    try:
+        report = agentgym.check_env(env, n_tasks=5)
+    finally:
+        env.close()
+    assert len(report["oracle_solved"]) == 5

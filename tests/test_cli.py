@@ -1,0 +1,52 @@
+"""The ``agentgym`` command, run as a user runs it (a real subprocess where it matters)."""
+
+import json
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from agentgym.cli import app
+
+runner = CliRunner()
+
+
+def test_list_shows_every_env():
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0 and "agentgym/SearchQA-v0" in result.output
+
+
+def test_eval_acceptance_oracle_and_random(tmp_path):
+    """The foundation issue's bar: oracle >= 0.95 EM and random < 0.05 on 200 test episodes."""
+    for policy in ("oracle", "random", "empty"):
+        out = tmp_path / f"{policy}.json"
+        results = tmp_path / f"{policy}.jsonl"
+        result = runner.invoke(app, ["eval", "--policy", policy, "--env", "agentgym/SearchQA-v0",
+                                     "--episodes", "200", "--summary-json", str(out), "--results", str(results)])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(out.read_text())["agentgym/SearchQA-v0"]
+        assert summary["episodes"] == 200
+        lines = [json.loads(line) for line in results.read_text().splitlines()]
+        assert len(lines) == 200 and {r["split"] for r in lines} == {"test"}
+        if policy == "oracle":
+            assert summary["mean_reward"] >= 0.95 and summary["success_rate"] >= 0.95
+            assert all(r["tool_calls"] >= 1 for r in lines)
+        else:
+            assert summary["mean_reward"] < 0.05
+
+
+def test_play_a_human_episode():
+    env_id = "agentgym/SearchQA-v0"
+    proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "play", env_id, "--seed", "1"],
+                          input="hello\n<search>capital</search>\n<answer>nothing</answer>\n",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "No valid action" in proc.stdout and "<information>" in proc.stdout
+    assert "not solved" in proc.stdout
+
+
+def test_bad_env_id_is_one_clear_line_and_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "--env", "agentgym/SerchQA-v0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Did you mean 'agentgym/SearchQA-v0'" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr

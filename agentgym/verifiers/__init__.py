@@ -1,0 +1,62 @@
+"""Reward functions: pure, fast, no env state. Each returns a ``Score``.
+
+``VERIFIERS`` maps a name to a callable ``(prediction, gold) -> Score`` with one
+signature for all, for callers that pick a verifier by name (the HTTP ``/v1/verify``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentgym.errors import ConfigError, VerifierError
+from agentgym.verifiers.format import check_tags_format
+from agentgym.verifiers.qa import (
+    cover_exact_match,
+    exact_match,
+    extract_answer,
+    f1_score,
+    normalize_answer,
+    verify_qa,
+)
+from agentgym.verifiers.score import Score
+
+__all__ = [
+    "VERIFIERS",
+    "Score",
+    "check_tags_format",
+    "cover_exact_match",
+    "exact_match",
+    "extract_answer",
+    "f1_score",
+    "get_verifier",
+    "normalize_answer",
+    "verify_qa",
+]
+
+
+def _qa(metric: str) -> Callable[[str | None, Mapping[str, Any]], Score]:
+    def verify(prediction: str | None, gold: Mapping[str, Any]) -> Score:
+        if "golden_answers" not in gold:
+            raise VerifierError("QA verifiers need gold = {'golden_answers': [...]}.")
+        return verify_qa(prediction, gold["golden_answers"], metric=metric)  # type: ignore[arg-type]
+
+    return verify
+
+
+VERIFIERS: dict[str, Callable[[str | None, Mapping[str, Any]], Score]] = {
+    "qa_cover_em": _qa("cover_em"),
+    "qa_em": _qa("em"),
+    "qa_f1": _qa("f1"),
+    "tags_format": lambda prediction, gold: check_tags_format(prediction or "", turn=bool(gold.get("turn"))),
+}
+
+
+def get_verifier(name: str) -> Callable[[str | None, Mapping[str, Any]], Score]:
+    """A verifier by name; unknown names get a did-you-mean."""
+    if name not in VERIFIERS:
+        close = difflib.get_close_matches(name, VERIFIERS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"Unknown verifier {name!r}.{hint} Available: {', '.join(sorted(VERIFIERS))}.")
+    return VERIFIERS[name]

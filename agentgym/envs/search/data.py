@@ -61,7 +61,7 @@ def task_from_record(record: Mapping[str, Any], *, split: str, index: int, sourc
     if not answers:
         raise DataError(f"{source} record {index}: missing 'golden_answers' (a string or a list of strings).")
     metadata = record.get("metadata") or {}
-    task_id = str(record.get("id", f"{split}_{index}"))
+    task_id = str(record["id"]) if record.get("id") is not None else f"{split}_{index}"
     return Task(id=task_id, prompt=question.strip(), gold={"golden_answers": answers},
                 split=split, meta=dict(metadata) if isinstance(metadata, Mapping) else {})
 

@@ -15,6 +15,7 @@ from agentgym.errors import AgentGymError
 app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", no_args_is_help=True,
                   add_completion=False)
 console = Console()
+errors = Console(stderr=True, soft_wrap=True)
 # typer reads Optional[...] on every Python we support; `X | None` needs 3.10+ evaluation of annotations
 KwargOption = Annotated[Optional[list[str]], typer.Option("--kwarg", "-k", help="Env keyword argument key=value.")]
 
@@ -122,7 +123,7 @@ def main() -> None:
     try:
         app()
     except AgentGymError as e:
-        console.print(f"[red]error:[/red] {e}")
+        errors.print(f"error: {e}", style="red", markup=False, highlight=False)
         raise SystemExit(2) from None
 
 

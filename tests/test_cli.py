@@ -49,4 +49,4 @@ def test_bad_env_id_is_one_clear_line_and_exit_2():
     proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "--env", "agentgym/SerchQA-v0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert "Did you mean 'agentgym/SearchQA-v0'" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
+    assert "Did you mean 'agentgym/SearchQA-v0'" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr

@@ -52,10 +52,12 @@ class DenseRetriever(Retriever):
         self._model = SentenceTransformer(self.model_path, device="cpu")
         self._batch_size = batch_size
         if embeddings_path is not None:
+            self.index_dir = Path(embeddings_path).parent
             self.embeddings = np.load(embeddings_path, mmap_mode="r")
         else:
             key = f"dense-{Path(self.model_path).name}-{corpus.fingerprint()}"
-            self.embeddings = np.load(cached_index_dir(cache_dir, key, self._build) / "embeddings.npy", mmap_mode="r")
+            self.index_dir = cached_index_dir(cache_dir, key, self._build)
+            self.embeddings = np.load(self.index_dir / "embeddings.npy", mmap_mode="r")
         if self.embeddings.shape[0] != len(corpus):
             raise DataError(f"Embeddings hold {self.embeddings.shape[0]} rows for {len(corpus)} passages.")
         if batch_size < 1:

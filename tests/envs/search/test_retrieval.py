@@ -8,6 +8,7 @@ import pytest
 from agentgym.envs.search.retrieval import Corpus, make_retriever
 from agentgym.envs.search.retrieval.base import cached_index_dir
 from agentgym.errors import ConfigError, DataError
+from conftest import requires_dense, requires_pyserini
 
 ROWS = [
     {"id": "a", "contents": '"Lima"\nLima is the capital of Peru and lies on the Pacific coast.'},
@@ -106,6 +107,7 @@ def test_unknown_kind_and_bad_arguments(corpus_file):
         make_retriever("bm25", corpus=corpus_file, index="x")
 
 
+@requires_dense
 def test_dense_with_the_real_offline_model(tmp_path, corpus_file):
     retriever = make_retriever("dense", corpus=corpus_file, cache_dir=tmp_path)
     assert retriever.search("Which money is used in Peru?", 1)[0].id == "c"
@@ -113,3 +115,17 @@ def test_dense_with_the_real_offline_model(tmp_path, corpus_file):
     assert (retriever.index_dir / "embeddings.npy").is_file()
     again = make_retriever("dense", corpus=corpus_file, cache_dir=tmp_path)
     assert [p.id for p in again.search("Andes", 2)] == [p.id for p in retriever.search("Andes", 2)]
+
+
+@requires_pyserini
+def test_pyserini_builds_a_lucene_index_and_searches_it(tmp_path, corpus_file):
+    retriever = make_retriever("pyserini", corpus=corpus_file, cache_dir=tmp_path)
+    top = retriever.search("What currency does Peru use?", 2)
+    assert top[0].id == "c" and top[0].title == "Economy of Peru" and "sol" in top[0].text
+    for query in ADVERSARIAL:
+        assert isinstance(retriever.search(query, 3), list)
+    # a prebuilt index (as users bring Search-R1's wiki-18 index) loads without a corpus
+    prebuilt = make_retriever("pyserini", index=retriever.index_dir)
+    assert prebuilt.search("capital of Norway", 1)[0].title == "Oslo"
+    with pytest.raises(ConfigError, match="not a directory"):
+        make_retriever("pyserini", index=tmp_path / "nope")

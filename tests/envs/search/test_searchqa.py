@@ -10,6 +10,7 @@ import agentgym
 from agentgym.envs.search import SearchQAEnv
 from agentgym.envs.search.data import load_qa_tasks
 from agentgym.errors import ConfigError, DataError
+from conftest import requires_dense, requires_pyserini
 
 CORPUS = [
     {"id": "0", "contents": '"Lima"\nLima is the capital and largest city of Peru, on the Pacific coast.'},
@@ -133,3 +134,22 @@ def test_oracle_uses_search_then_answers():
     assert first.startswith("<search>")
     *_, info = env.step(first)
     assert info["action_error"] is None
+
+
+@requires_pyserini
+def test_env_on_pyserini_lucene_index(user_data, tmp_path):
+    env = SearchQAEnv(data_dir=user_data["data_dir"], corpus=user_data["corpus"], retriever="pyserini",
+                      cache_dir=tmp_path / "c")
+    env.reset(options={"task_id": "test_1"})
+    obs, *_ = env.step("<search>capital of Norway</search>")
+    assert obs.startswith("\n\n<information>Doc 1 (Title: Oslo) Oslo is the capital of Norway.")
+
+
+@requires_dense
+@pytest.mark.slow
+def test_env_on_dense_retrieval(user_data, tmp_path):
+    env = SearchQAEnv(data_dir=user_data["data_dir"], corpus=user_data["corpus"], retriever="dense",
+                      cache_dir=tmp_path / "c", topk=1)
+    env.reset(options={"task_id": "test_0"})
+    obs, *_ = env.step("<search>money used in Peru</search>")
+    assert "Doc 1 (Title: Peru)" in obs

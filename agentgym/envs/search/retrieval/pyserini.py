@@ -20,11 +20,10 @@ _INSTALL = ("pip install 'agentgym-suite[pyserini]'  and Java 17: apt-get instal
 
 def _import_searcher():
     os.environ.setdefault("OPENAI_API_KEY", "unused")  # pyserini's import insists on it
-    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-Xss4m")
     try:
         from pyserini.search.lucene import LuceneSearcher
     except ImportError as e:
-        raise DependencyNotInstalled("pyserini", _INSTALL) from e
+        raise DependencyNotInstalled(f"pyserini (missing module {e.name!r})", _INSTALL) from e
     except Exception as e:  # the JVM failed to start: wrong or missing Java
         raise DependencyNotInstalled(f"A Java runtime pyserini can use ({e})", _INSTALL) from e
     return LuceneSearcher

@@ -1,0 +1,22 @@
+"""Capability gates, defined once. In CI (``CI`` set) nothing is skipped for a missing
+capability but ``gpu``: a missing install there must fail, not pass as a skip."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+IN_CI = bool(os.environ.get("CI"))
+
+
+def _gate(available: bool, reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not available and not IN_CI, reason=reason)
+
+
+requires_pyserini = _gate(importlib.util.find_spec("pyserini") is not None and shutil.which("java") is not None,
+                          "needs pip install 'agentgym-suite[pyserini]' and Java 17")
+requires_dense = _gate(importlib.util.find_spec("sentence_transformers") is not None,
+                       "needs pip install 'agentgym-suite[search]'")

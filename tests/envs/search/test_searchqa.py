@@ -142,7 +142,7 @@ def test_env_on_pyserini_lucene_index(user_data, tmp_path):
                       cache_dir=tmp_path / "c")
     env.reset(options={"task_id": "test_1"})
     obs, *_ = env.step("<search>capital of Norway</search>")
-    assert obs.startswith("\n\n<information>Doc 1 (Title: Oslo) Oslo is the capital of Norway.")
+    assert obs.startswith("\n\n<information>Doc 1 (Title: Oslo) Oslo is the capital of Norway and")
 
 
 @requires_dense

@@ -109,10 +109,11 @@ def eval_cmd(policy: Annotated[str, typer.Option(help="oracle, random or empty."
     finally:
         if out:
             out.close()
-    table = Table("env", "policy", "episodes", "mean reward", "success rate", "mean turns")
+    table = Table("policy", "episodes", "mean reward", "success rate", "mean turns")
+    table.add_column("env", no_wrap=True)
     for env_id, s in summaries.items():
-        table.add_row(env_id, policy, str(s["episodes"]), f"{s['mean_reward']:.3f}", f"{s['success_rate']:.3f}",
-                      f"{s['mean_turns']:.2f}")
+        table.add_row(policy, str(s["episodes"]), f"{s['mean_reward']:.3f}", f"{s['success_rate']:.3f}",
+                      f"{s['mean_turns']:.2f}", env_id)
     console.print(table)
     if summary_json:
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")

@@ -325,6 +325,7 @@ def sample_mix(questions: list[Question], total: int, rng: random.Random) -> lis
     for kind, share in MIX.items():
         pool = by_type[kind]
         picked += rng.sample(pool, min(len(pool), int(total * share)))
+    rng.shuffle(picked)  # mixed types in file order: the first N test tasks are a fair sample
     return picked
 
 

@@ -129,3 +129,11 @@ def test_pyserini_builds_a_lucene_index_and_searches_it(tmp_path, corpus_file):
     assert prebuilt.search("capital of Norway", 1)[0].title == "Oslo"
     with pytest.raises(ConfigError, match="not a directory"):
         make_retriever("pyserini", index=tmp_path / "nope")
+
+
+def test_pyserini_stored_document_forms():
+    from agentgym.envs.search.retrieval.pyserini import _contents
+
+    assert _contents(json.dumps({"id": "1", "contents": '"Lima"\nThe capital.'})) == '"Lima"\nThe capital.'
+    assert _contents(json.dumps({"title": "Lima", "text": "The capital."})) == '"Lima"\nThe capital.'
+    assert _contents("The capital.") == "\nThe capital."

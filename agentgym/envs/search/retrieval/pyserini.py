@@ -29,6 +29,19 @@ def _import_searcher():
     return LuceneSearcher
 
 
+def _contents(raw: str) -> str:
+    """The ``"Title"\ntext`` of a stored document: JSON ``{"contents"}`` (wiki-18) or plain text."""
+    try:
+        record = json.loads(raw)
+    except json.JSONDecodeError:
+        return "\n" + raw  # no title stored
+    if isinstance(record, dict):
+        if "contents" in record:
+            return str(record["contents"])
+        return f'"{record.get("title", "")}"\n{record.get("text", "")}'
+    return "\n" + raw
+
+
 class PyseriniRetriever(Retriever):
     """BM25 (k1=0.9, b=0.4, pyserini's defaults) over a Lucene index.
 
@@ -74,8 +87,7 @@ class PyseriniRetriever(Retriever):
         hits = self._searcher.search(query, k=k)
         passages = []
         for hit in hits:
-            raw = json.loads(self._searcher.doc(hit.docid).raw())
-            head, _, text = raw.get("contents", "").partition("\n")
+            head, _, text = _contents(self._searcher.doc(hit.docid).raw() or "").partition("\n")
             passages.append(Passage(str(hit.docid), head.strip().strip('"'), text.strip(), float(hit.score)))
         return passages
 

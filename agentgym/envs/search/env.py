@@ -18,12 +18,18 @@ from agentgym.verifiers import Score, verify_qa
 
 __all__ = ["SearchQAEnv"]
 
-_INSTRUCTIONS = (
+_TAGS_INSTRUCTIONS = (
     "Answer the question below. Think step by step inside <think> and </think> whenever you get "
     "new information. If you need knowledge you lack, search the corpus by writing "
     "<search> your query </search>; the top results come back between <information> and "
     "</information>. Search as often as you need. When you know the answer, write it inside "
     "<answer> and </answer> as a short phrase with no explanation, for example <answer> Lima </answer>."
+)
+_TOOL_INSTRUCTIONS = (
+    "Answer the question below. Think step by step inside <think> and </think> whenever you get "
+    "new information. If you need knowledge you lack, call the search tool; it returns the top "
+    "passages of a corpus. Search as often as you need. Give the final answer as a short phrase "
+    "with no explanation."
 )
 
 
@@ -82,8 +88,8 @@ class SearchQAEnv(AgentEnv):
 
     def build_prompt(self, task: Task) -> str:
         if self.action_format.name == "tags":
-            return f"{_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
-        return f"{_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
+            return f"{_TAGS_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
+        return f"{_TOOL_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
 
     def result_tag(self, call: ToolCall) -> str:
         return "information"

@@ -299,10 +299,10 @@ def _in_support(q: Question) -> bool:
 
 
 def _retrievable(questions: list[Question], docs: list[Doc]) -> list[bool]:
+    import tempfile
+
     from agentgym.envs.search.retrieval.bm25 import BM25sRetriever
     from agentgym.envs.search.retrieval.corpus import Corpus
-
-    import tempfile
 
     corpus = Corpus()
     for d in docs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -44,7 +45,7 @@ class TextSpace(gym.spaces.Space[str]):
         return isinstance(other, TextSpace) and other.max_length == self.max_length
 
 
-class AgentEnv(gym.Env[str, str]):
+class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     """A text env: ``reset`` gives the task prompt, ``step(text)`` runs the agent's tool calls.
 
     Subclasses provide the tools (``make_tools``), the prompt (``build_prompt``),
@@ -88,13 +89,13 @@ class AgentEnv(gym.Env[str, str]):
         """The first observation: the task and how to act."""
         return f"{task.prompt}\n\n{self.action_format.instructions(self._tools)}"
 
+    @abstractmethod
     def verify(self, answer: str | None, task: Task) -> Score:
         """Score the final answer (None when the episode ran out of turns)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def oracle_action(self) -> str | Mapping[str, Any]:
         """The next action of a privileged policy that solves the current task."""
-        raise NotImplementedError
 
     def on_reset(self, task: Task) -> None:
         """Reset per-episode state of the subclass."""

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,14 +42,16 @@ class Task:
                    meta=dict(data.get("meta", {})))
 
 
-class TaskSource:
+class TaskSource(ABC):
     """A collection of tasks addressable by id, by split and index, or by seed."""
 
+    @abstractmethod
     def splits(self) -> list[str]:
-        raise NotImplementedError
+        """The split names, sorted."""
 
+    @abstractmethod
     def tasks(self, split: str) -> Sequence[Task]:
-        raise NotImplementedError
+        """The tasks of one split, in a fixed order."""
 
     def get(self, task_id: str) -> Task:
         for split in self.splits():

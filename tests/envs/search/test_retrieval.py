@@ -4,11 +4,11 @@ import json
 import os
 
 import pytest
+from conftest import requires_dense, requires_pyserini
 
 from agentgym.envs.search.retrieval import Corpus, make_retriever
 from agentgym.envs.search.retrieval.base import cached_index_dir
 from agentgym.errors import ConfigError, DataError
-from conftest import requires_dense, requires_pyserini
 
 ROWS = [
     {"id": "a", "contents": '"Lima"\nLima is the capital of Peru and lies on the Pacific coast.'},

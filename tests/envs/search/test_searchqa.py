@@ -5,12 +5,12 @@ import json
 
 import gymnasium as gym
 import pytest
+from conftest import requires_dense, requires_pyserini
 
 import agentgym
 from agentgym.envs.search import SearchQAEnv
 from agentgym.envs.search.data import load_qa_tasks
 from agentgym.errors import ConfigError, DataError
-from conftest import requires_dense, requires_pyserini
 
 CORPUS = [
     {"id": "0", "contents": '"Lima"\nLima is the capital and largest city of Peru, on the Pacific coast.'},

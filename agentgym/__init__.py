@@ -24,6 +24,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentEnv",
+    "AsyncRemoteEnv",
+    "RemoteEnv",
     "Score",
     "Task",
     "TaskSource",
@@ -36,3 +38,12 @@ __all__ = [
 ]
 
 _register_envs(_ENVS)
+
+
+def __getattr__(name: str):
+    # The HTTP client loads on first use: `import agentgym` stays light.
+    if name in ("AsyncRemoteEnv", "RemoteEnv"):
+        from agentgym.client import remote
+
+        return getattr(remote, name)
+    raise AttributeError(f"module 'agentgym' has no attribute {name!r}")

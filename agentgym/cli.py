@@ -119,6 +119,48 @@ def eval_cmd(policy: Annotated[str, typer.Option(help="oracle, random or empty."
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
 
 
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command()
+def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids to serve (default: all).")] = None,
+          host: Annotated[str, typer.Option(help="Bind address; anything but loopback needs --token.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+          max_sessions: Annotated[int, typer.Option(help="Open sessions at most; more get 429.")] = 1024,
+          session_ttl_s: Annotated[float, typer.Option(help="Close sessions idle this long.")] = 600.0,
+          token: Annotated[Optional[str], typer.Option(envvar="AGENTGYM_TOKEN",
+                                                       help="Bearer token clients must send.")] = None,
+          workers: Annotated[int, typer.Option(help="Worker threads that run env code.")] = 40,
+          kwarg: KwargOption = None) -> None:
+    """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes)."""
+    import uvicorn
+
+    from agentgym.core.registry import env_ids as all_env_ids
+    from agentgym.errors import ConfigError
+    from agentgym.server import create_app
+
+    if not token and not _is_loopback(host):
+        raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
+                          "or bind 127.0.0.1.")
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}.")
+    kwargs = _parse_kwargs(kwarg or [])
+    ids = env_ids or None
+    application = create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
+                             env_threads=workers, server_kwargs={e: kwargs for e in (ids or all_env_ids())})
+    console.print(f"agentgym serving {', '.join(application.state.store.env_ids)} on http://{host}:{port} "
+                  f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)")
+    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+
+
 def main() -> None:
     """Console entry point: agentgym errors print as one clear line and exit 2."""
     try:

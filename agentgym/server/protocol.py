@@ -1,0 +1,102 @@
+"""The wire protocol: pydantic models for every request and response body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BatchStepItem", "BatchStepRequest", "BatchStepResponse", "BatchStepResult", "CreateSessionRequest",
+    "CreateSessionResponse", "EnvSpecModel", "ErrorBody", "ResetRequest", "ResetResponse", "StepRequest",
+    "StepResponse", "VerifyRequest", "VerifyResponse",
+]
+
+Action = str | dict[str, Any] | list[dict[str, Any]]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(BaseModel):
+    """Every error: a stable machine-readable ``code`` and a human ``message``."""
+
+    code: str = Field(examples=["session_not_found"])
+    message: str
+
+
+class EnvSpecModel(BaseModel):
+    id: str
+    description: str
+    extras: list[str]
+    client_kwargs: list[str] = Field(description="Env keyword arguments a client may pass when creating a session.")
+
+
+class CreateSessionRequest(_Strict):
+    env_id: str = Field(examples=["agentgym/SearchQA-v0"])
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="Env keyword arguments (see client_kwargs).")
+    seed: int | None = None
+    options: dict[str, Any] | None = Field(default=None, description="reset options: task_id, split, index.")
+
+
+class ResetResponse(BaseModel):
+    observation: str
+    info: dict[str, Any]
+
+
+class CreateSessionResponse(ResetResponse):
+    session_id: str
+    env_id: str
+
+
+class ResetRequest(_Strict):
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+
+
+class StepRequest(_Strict):
+    action: Action
+    step_id: int | None = Field(default=None, ge=1, description=(
+        "The turn this step makes (1 after reset). A retried request with the step_id of the last step "
+        "gets that step's response again instead of a second step."))
+
+
+class StepResponse(BaseModel):
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class BatchStepItem(_Strict):
+    session_id: str
+    action: Action
+    step_id: int | None = Field(default=None, ge=1)
+
+
+class BatchStepRequest(_Strict):
+    steps: list[BatchStepItem] = Field(max_length=4096)
+
+
+class BatchStepResult(BaseModel):
+    session_id: str
+    result: StepResponse | None = None
+    error: ErrorBody | None = None
+
+
+class BatchStepResponse(BaseModel):
+    results: list[BatchStepResult]
+
+
+class VerifyRequest(_Strict):
+    verifier: str = Field(examples=["qa_em"])
+    prediction: str | None
+    task: dict[str, Any] = Field(description="The gold data the verifier needs, e.g. {'golden_answers': [...]}.")
+
+
+class VerifyResponse(BaseModel):
+    reward: float
+    correct: bool
+    details: dict[str, Any]

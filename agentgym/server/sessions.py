@@ -1,0 +1,229 @@
+"""Sessions: one env each, a lock each, an idle TTL, a capacity limit, and clean shutdown.
+
+Env code runs in worker threads (never on the event loop); a session's lock
+serialises its requests; an env that raises takes down only its own session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from agentgym.core.registry import env_ids, env_info, load_env_class
+from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
+
+__all__ = ["ApiError", "Session", "SessionStore"]
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An error the server answers with: HTTP status, stable code, message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass
+class Session:
+    id: str
+    env_id: str
+    env: Any
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    turn: int = 0
+    last_step: tuple[int, dict[str, Any]] | None = None  # (step_id, response) for idempotent retries
+    closed: bool = False
+
+
+class SessionStore:
+    """All live sessions of one server."""
+
+    def __init__(self, *, allowed_env_ids: list[str] | None = None, max_sessions: int = 1024,
+                 session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        if max_sessions < 1:
+            raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}.")
+        if session_ttl_s <= 0:
+            raise ConfigError(f"session_ttl_s must be > 0, got {session_ttl_s}.")
+        self.env_ids = sorted(allowed_env_ids or env_ids())
+        for env_id in self.env_ids:
+            env_info(env_id)  # raises EnvNotFound with a did-you-mean
+        self.max_sessions = max_sessions
+        self.session_ttl_s = session_ttl_s
+        self.server_kwargs = {k: dict(v) for k, v in (server_kwargs or {}).items()}
+        self.sessions: dict[str, Session] = {}
+        self._pending = 0  # sessions being created: they count against capacity
+        self.on_close: Callable[[Session, str], None] = lambda session, reason: None
+
+    # ---- lifecycle -----------------------------------------------------------
+    async def create(self, env_id: str, kwargs: Mapping[str, Any], seed: int | None,
+                     options: Mapping[str, Any] | None) -> tuple[Session, tuple[str, dict[str, Any]]]:
+        if env_id not in self.env_ids:
+            raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
+        self._check_kwargs(env_id, kwargs)
+        if len(self.sessions) + self._pending >= self.max_sessions:
+            raise ApiError(429, "capacity", f"The server holds its limit of {self.max_sessions} sessions; "
+                                            "close finished sessions (DELETE /v1/sessions/{id}) or retry later.")
+        self._pending += 1
+        try:
+            all_kwargs = {**self.server_kwargs.get(env_id, {}), **kwargs}
+            env = await self._call(None, lambda: load_env_class(env_id)(**all_kwargs))
+            session = Session(id=secrets.token_urlsafe(12), env_id=env_id, env=env)
+            first = await self._call(session, lambda: env.reset(seed=seed, options=options))
+        finally:
+            self._pending -= 1
+        self.sessions[session.id] = session
+        return session, first
+
+    def _check_kwargs(self, env_id: str, kwargs: Mapping[str, Any]) -> None:
+        allowed = set(env_info(env_id).client_kwargs)
+        unknown = sorted(set(kwargs) - allowed)
+        if unknown:
+            raise ApiError(422, "invalid_kwargs", f"{env_id} does not accept {unknown} from clients; "
+                                                  f"allowed: {sorted(allowed)}.")
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None or session.closed:
+            raise ApiError(404, "session_not_found", f"No session {session_id!r}: it was closed, expired after "
+                                                     f"{self.session_ttl_s:g} s idle, or never existed.")
+        return session
+
+    async def close(self, session_id: str, reason: str = "closed by client") -> None:
+        session = self.get(session_id)
+        async with session.lock:
+            await self._close(session, reason)
+
+    async def _close(self, session: Session, reason: str) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        self.sessions.pop(session.id, None)
+        self.on_close(session, reason)
+        try:
+            await run_in_threadpool(session.env.close)
+        except Exception:  # a failing close must not keep the session alive
+            log.exception("closing session %s (%s) failed", session.id, session.env_id)
+
+    async def close_all(self) -> None:
+        for session in list(self.sessions.values()):
+            await self._close(session, "server shutdown")
+
+    async def reap(self) -> int:
+        """Close sessions idle longer than the TTL (not those busy in a request)."""
+        now = time.monotonic()
+        stale = [s for s in self.sessions.values() if now - s.last_used > self.session_ttl_s and not s.lock.locked()]
+        for session in stale:
+            await self._close(session, "idle TTL expired")
+        return len(stale)
+
+    async def reaper(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            await self.reap()
+
+    # ---- env calls -----------------------------------------------------------
+    async def _call(self, session: Session | None, fn: Callable[[], Any]) -> Any:
+        """Run env code in a worker thread; an unexpected exception ends the session with a 500."""
+        try:
+            return await run_in_threadpool(fn)
+        except Exception as e:
+            error = _api_error(e, session)
+            if error.status == 500 and session is not None:
+                await self._close(session, error.message)
+            raise error from e
+
+    async def reset(self, session_id: str, seed: int | None, options: Mapping[str, Any] | None) -> tuple[str, dict]:
+        session = self.get(session_id)
+        async with session.lock:
+            self.get(session_id)  # it may have been closed while we waited
+            session.last_used = time.monotonic()
+            result = await self._call(session, lambda: session.env.reset(seed=seed, options=options))
+            session.turn, session.last_step = 0, None
+            return result
+
+    async def step(self, session_id: str, action: Any, step_id: int | None) -> dict[str, Any]:
+        session = self.get(session_id)
+        async with session.lock:
+            self.get(session_id)
+            session.last_used = time.monotonic()
+            return await self._call(session, lambda: _step(session, action, step_id))
+
+    async def batch_step(self, items: list[tuple[str, Any, int | None]]) -> list[dict[str, Any] | ApiError]:
+        """Step many sessions in one worker-thread call; each item succeeds or fails alone."""
+        results: list[dict[str, Any] | ApiError | None] = [None] * len(items)
+        sessions: dict[int, Session] = {}
+        seen: set[str] = set()
+        for i, (session_id, _, _) in enumerate(items):
+            if session_id in seen:
+                results[i] = ApiError(422, "duplicate_session", f"Session {session_id!r} appears twice in one batch.")
+                continue
+            seen.add(session_id)
+            try:
+                sessions[i] = self.get(session_id)
+            except ApiError as e:
+                results[i] = e
+        locked = sorted(sessions.values(), key=lambda s: s.id)  # one global order: no deadlock
+        for session in locked:
+            await session.lock.acquire()
+        try:
+            now = time.monotonic()
+            for session in locked:
+                session.last_used = now
+
+            def run_all() -> None:
+                for i, session in sessions.items():
+                    if session.closed:
+                        results[i] = _api_error(ResetNeeded("session closed"), session)
+                        continue
+                    try:
+                        results[i] = _step(session, items[i][1], items[i][2])
+                    except Exception as e:
+                        results[i] = _api_error(e, session)
+
+            await run_in_threadpool(run_all)
+            for i, session in sessions.items():
+                error = results[i]
+                if isinstance(error, ApiError) and error.status == 500:
+                    await self._close(session, error.message)
+        finally:
+            for session in locked:
+                session.lock.release()
+        return results  # type: ignore[return-value]
+
+
+def _step(session: Session, action: Any, step_id: int | None) -> dict[str, Any]:
+    """One step of a locked session, idempotent for a retried ``step_id``."""
+    if step_id is not None and session.last_step is not None and session.last_step[0] == step_id:
+        return session.last_step[1]  # a retry of the step already made: never step twice
+    if step_id is not None and step_id != session.turn + 1:
+        raise ApiError(409, "step_out_of_order", f"step_id {step_id} does not follow turn {session.turn}; "
+                                                 f"the next step_id is {session.turn + 1}.")
+    obs, reward, terminated, truncated, info = session.env.step(action)
+    session.turn += 1
+    response = {"observation": obs, "reward": float(reward), "terminated": bool(terminated),
+                "truncated": bool(truncated), "info": info}
+    session.last_step = (session.turn, response)
+    return response
+
+
+def _api_error(e: Exception, session: Session | None) -> ApiError:
+    """Map an exception from env code to the answer: the client's fault (4xx) or the env's (500)."""
+    if isinstance(e, ApiError):
+        return e
+    if isinstance(e, ResetNeeded):
+        return ApiError(409, "reset_needed", f"{e} Reset the session (POST /v1/sessions/{{id}}/reset).")
+    if isinstance(e, ConfigError):
+        return ApiError(422, "invalid_request", str(e))
+    where = f"session {session.id} ({session.env_id})" if session else "a new session"
+    if not isinstance(e, AgentGymError):
+        log.exception("env failure in %s", where, exc_info=e)
+    return ApiError(500, "env_error", f"The env of {where} failed ({type(e).__name__}: {e}); the session was closed.")

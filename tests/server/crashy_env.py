@@ -1,0 +1,33 @@
+"""A test env whose ``step`` raises on the action "crash" (an env bug, as the server must survive)."""
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.registry import EnvInfo, register_envs
+from agentgym.core.task import Task, TaskList
+from agentgym.core.tools import Tool
+from agentgym.verifiers.score import Score
+
+CRASHY = EnvInfo("test/Crashy-v0", "crashy_env:CrashyEnv", "Raises on 'crash'.", client_kwargs=("max_turns",))
+
+
+class CrashyEnv(AgentEnv):
+    def __init__(self, max_turns: int = 3):
+        super().__init__(tasks=TaskList([Task("t0", "Say ok.", {"answer": "ok"})]), max_turns=max_turns)
+
+    def make_tools(self):
+        return [Tool("echo", "Echo.", {"type": "object", "properties": {"text": {"type": "string"}},
+                                       "required": ["text"]}, lambda text: text)]
+
+    def step(self, action):
+        if action == "crash":
+            raise RuntimeError("boom")
+        return super().step(action)
+
+    def verify(self, answer, task):
+        ok = answer == "ok"
+        return Score(float(ok), ok)
+
+    def oracle_action(self):
+        return "<answer>ok</answer>"
+
+
+register_envs([CRASHY])

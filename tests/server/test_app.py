@@ -1,0 +1,198 @@
+"""The server in process (Starlette's TestClient runs the real app and its lifespan)."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import agentgym
+from agentgym.envs import ENVS
+from agentgym.server import create_app
+from crashy_env import CRASHY
+
+SEARCH = "agentgym/SearchQA-v0"
+OPENAPI_FILE = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+
+
+@pytest.fixture()
+def client():
+    with TestClient(create_app([SEARCH, CRASHY.id], max_sessions=4)) as c:
+        yield c
+
+
+def create(client, env_id=SEARCH, **body):
+    response = client.post("/v1/sessions", json={"env_id": env_id, **body})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def test_list_envs_and_health(client):
+    envs = client.get("/v1/envs").json()
+    assert [e["id"] for e in envs] == [SEARCH, CRASHY.id] and "topk" in envs[0]["client_kwargs"]
+    assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_episode_matches_the_local_env(client):
+    local = agentgym.make(SEARCH, topk=2).unwrapped
+    local_obs, local_info = local.reset(seed=5)
+    created = create(client, kwargs={"topk": 2}, seed=5)
+    assert created["observation"] == local_obs and created["info"] == local_info
+    sid = created["session_id"]
+    while True:
+        action = local.oracle_action()
+        expected = local.step(action)
+        got = client.post(f"/v1/sessions/{sid}/step", json={"action": action}).json()
+        assert (got["observation"], got["reward"], got["terminated"], got["truncated"], got["info"]) == expected
+        if got["terminated"] or got["truncated"]:
+            break
+    assert got["reward"] == 1.0
+    reset = client.post(f"/v1/sessions/{sid}/reset", json={"seed": 5}).json()
+    assert reset["observation"] == local_obs
+    assert client.delete(f"/v1/sessions/{sid}").json() == {"closed": True}
+    assert client.post(f"/v1/sessions/{sid}/step", json={"action": "x"}).json()["code"] == "session_not_found"
+
+
+def test_malformed_action_is_an_observation_not_an_http_error(client):
+    sid = create(client)["session_id"]
+    response = client.post(f"/v1/sessions/{sid}/step", json={"action": "no tags here"})
+    assert response.status_code == 200 and response.json()["info"]["action_error"]
+    dict_action = client.post(f"/v1/sessions/{sid}/step", json={"action": {"name": "search", "arguments": {}}})
+    assert "missing required argument" in dict_action.json()["info"]["action_error"]
+
+
+@pytest.mark.parametrize("body, status, code", [
+    ({"env_id": "agentgym/SerchQA-v0"}, 404, "env_not_found"),
+    ({"env_id": SEARCH, "kwargs": {"corpus": "/etc/passwd"}}, 422, "invalid_kwargs"),
+    ({"env_id": SEARCH, "kwargs": {"topk": 0}}, 422, "invalid_request"),
+    ({"env_id": SEARCH, "options": {"task_id": "nope"}}, 422, "invalid_request"),
+    ({"env_id": SEARCH, "unknown": 1}, 422, "invalid_payload"),
+    ({"kwargs": {}}, 422, "invalid_payload"),
+])
+def test_create_errors(client, body, status, code):
+    response = client.post("/v1/sessions", json=body)
+    assert response.status_code == status and response.json()["code"] == code and response.json()["message"]
+
+
+def test_did_you_mean_and_unknown_routes(client):
+    assert "Did you mean 'agentgym/SearchQA-v0'" in client.post(
+        "/v1/sessions", json={"env_id": "agentgym/SerchQA-v0"}).json()["message"]
+    assert client.get("/v2/nothing").json()["code"] == "not_found"
+    assert client.put("/v1/sessions").json()["code"] == "method_not_allowed"
+    bad_json = client.post("/v1/sessions", content=b"{not json", headers={"content-type": "application/json"})
+    assert bad_json.status_code == 422 and bad_json.json()["code"] == "invalid_payload"
+
+
+def test_capacity_429_and_recovery(client):
+    sessions = [create(client)["session_id"] for _ in range(4)]
+    full = client.post("/v1/sessions", json={"env_id": SEARCH})
+    assert full.status_code == 429 and full.json()["code"] == "capacity" and "4 sessions" in full.json()["message"]
+    client.delete(f"/v1/sessions/{sessions[0]}")
+    assert client.post("/v1/sessions", json={"env_id": SEARCH}).status_code == 201
+
+
+def test_body_size_limit_413():
+    with TestClient(create_app([SEARCH], max_body_bytes=1000)) as client:
+        big = client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"x": "a" * 5000}})
+        assert big.status_code == 413 and big.json()["code"] == "payload_too_large"
+
+
+def test_token_required_except_health():
+    with TestClient(create_app([SEARCH], token="s3cret")) as client:
+        assert client.get("/healthz").status_code == 200
+        denied = client.get("/v1/envs")
+        assert denied.status_code == 401 and denied.json()["code"] == "unauthorized"
+        assert client.get("/v1/envs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert client.get("/v1/envs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+
+
+def test_step_ids_make_retries_idempotent(client):
+    sid = create(client, seed=1)["session_id"]
+    first = client.post(f"/v1/sessions/{sid}/step", json={"action": "<search>a</search>", "step_id": 1}).json()
+    retry = client.post(f"/v1/sessions/{sid}/step", json={"action": "<search>a</search>", "step_id": 1}).json()
+    assert retry == first and retry["info"]["turn"] == 1
+    skipped = client.post(f"/v1/sessions/{sid}/step", json={"action": "x", "step_id": 5})
+    assert skipped.status_code == 409 and skipped.json()["code"] == "step_out_of_order"
+    assert client.post(f"/v1/sessions/{sid}/step", json={"action": "x", "step_id": 2}).json()["info"]["turn"] == 2
+
+
+def test_step_after_end_is_409(client):
+    sid = create(client)["session_id"]
+    client.post(f"/v1/sessions/{sid}/step", json={"action": "<answer>x</answer>"})
+    again = client.post(f"/v1/sessions/{sid}/step", json={"action": "<answer>x</answer>"})
+    assert again.status_code == 409 and again.json()["code"] == "reset_needed"
+
+
+def test_crashing_env_fails_only_its_session(client):
+    crashy = create(client, CRASHY.id)["session_id"]
+    healthy = create(client)["session_id"]
+    crash = client.post(f"/v1/sessions/{crashy}/step", json={"action": "crash"})
+    assert crash.status_code == 500 and crash.json()["code"] == "env_error" and "boom" in crash.json()["message"]
+    assert client.post(f"/v1/sessions/{crashy}/step", json={"action": "x"}).status_code == 404  # closed
+    assert client.post(f"/v1/sessions/{healthy}/step", json={"action": "<search>Lima</search>"}).status_code == 200
+    assert client.get("/healthz").json()["sessions"] == 1
+
+
+def test_batch_step_items_fail_alone(client):
+    a, b = create(client, seed=1)["session_id"], create(client, seed=2)["session_id"]
+    crashy = create(client, CRASHY.id)["session_id"]
+    body = {"steps": [{"session_id": a, "action": "<search>Lima</search>"},
+                      {"session_id": b, "action": "<answer>x</answer>", "step_id": 1},
+                      {"session_id": "missing", "action": "x"},
+                      {"session_id": a, "action": "again"},
+                      {"session_id": crashy, "action": "crash"}]}
+    results = client.post("/v1/step", json=body).json()["results"]
+    assert results[0]["result"]["observation"].startswith("\n\n<information>")
+    assert results[1]["result"]["terminated"] is True
+    assert results[2]["error"]["code"] == "session_not_found"
+    assert results[3]["error"]["code"] == "duplicate_session"
+    assert results[4]["error"]["code"] == "env_error"
+    assert client.post(f"/v1/sessions/{a}/step", json={"action": "x", "step_id": 2}).status_code == 200
+
+
+def test_verify_endpoint(client):
+    good = client.post("/v1/verify", json={"verifier": "qa_em", "prediction": "the Lima",
+                                           "task": {"golden_answers": ["Lima"]}}).json()
+    assert good["reward"] == 1.0 and good["correct"] is True
+    unknown = client.post("/v1/verify", json={"verifier": "qa_emm", "prediction": "x", "task": {}})
+    assert unknown.status_code == 422 and "Did you mean 'qa_em'" in unknown.json()["message"]
+    no_gold = client.post("/v1/verify", json={"verifier": "qa_f1", "prediction": "x", "task": {}})
+    assert no_gold.status_code == 422 and "golden_answers" in no_gold.json()["message"]
+
+
+def test_ttl_reaper_frees_idle_sessions():
+    with TestClient(create_app([SEARCH], session_ttl_s=0.3, reap_every_s=0.05)) as client:
+        sid = create(client)["session_id"]
+        busy = create(client)["session_id"]
+        deadline = time.monotonic() + 5
+        while client.get("/healthz").json()["sessions"] > 1 and time.monotonic() < deadline:
+            client.post(f"/v1/sessions/{busy}/reset", json={})  # keeps `busy` alive
+            time.sleep(0.05)
+        assert client.post(f"/v1/sessions/{sid}/reset", json={}).json()["code"] == "session_not_found"
+        assert client.post(f"/v1/sessions/{busy}/reset", json={}).status_code == 200
+        assert 'agentgym_sessions_closed_total{reason="idle TTL expired"} 1.0' in client.get("/metrics").text
+
+
+def test_shutdown_closes_every_env():
+    app = create_app([SEARCH])
+    with TestClient(app) as client:
+        create(client)
+        create(client)
+        store = app.state.store
+        envs = [s.env for s in store.sessions.values()]
+    assert store.sessions == {} and all(env._task is not None for env in envs)
+
+
+def test_metrics(client):
+    create(client)
+    text = client.get("/metrics").text
+    assert 'agentgym_http_requests_total{route="/v1/sessions",status="201"} 1.0' in text
+    assert 'agentgym_sessions{env_id="agentgym/SearchQA-v0"} 1.0' in text
+
+
+def test_committed_openapi_schema_is_in_sync():
+    """Regenerate with: python scripts/export_openapi.py"""
+    served = create_app([info.id for info in ENVS]).openapi()
+    assert json.loads(OPENAPI_FILE.read_text()) == json.loads(json.dumps(served)), \
+        "docs/openapi.json is stale: run python scripts/export_openapi.py"

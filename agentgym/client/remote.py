@@ -80,9 +80,11 @@ class RemoteEnv(gym.Env[str, str]):
     metadata = {"render_modes": []}
 
     def __init__(self, env_id: str, base_url: str, *, token: str | None = None,
-                 env_kwargs: dict[str, Any] | None = None, timeout_s: float = 60.0, retries: int = 3) -> None:
+                 env_kwargs: dict[str, Any] | None = None, timeout_s: float = 60.0, retries: int = 3,
+                 transport: httpx.BaseTransport | None = None) -> None:
         self._calls = _Calls(env_id, base_url, token, env_kwargs, retries)
-        self._http = httpx.Client(base_url=self._calls.base_url, headers=self._calls.headers, timeout=timeout_s)
+        self._http = httpx.Client(base_url=self._calls.base_url, headers=self._calls.headers, timeout=timeout_s,
+                                  transport=transport)
         self.observation_space = TextSpace()
         self.action_space = TextSpace()
         self.render_mode = None

@@ -1,0 +1,47 @@
+"""Start ``agentgym serve`` as a real process on a free port (real uvicorn, real socket)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(*args: str, token: str | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if token:
+        env["AGENTGYM_TOKEN"] = token
+    proc = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "serve", *args, "--port", str(port)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"agentgym serve exited {proc.returncode}: {proc.stdout.read()}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("agentgym serve did not come up in time")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio.to_thread
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -27,6 +28,11 @@ from agentgym.verifiers import get_verifier
 __all__ = ["create_app"]
 
 _OPEN_PATHS = frozenset({"/healthz"})
+
+
+def _json(data: Any) -> Response:
+    # Env results are plain JSON already: skip re-validating them against the response model (hot path).
+    return Response(orjson.dumps(data), media_type="application/json")
 
 
 def _error(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -183,13 +189,13 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
         return {"session_id": session.id, "env_id": session.env_id, "observation": observation, "info": info}
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=p.ResetResponse)
-    async def reset(session_id: str, body: p.ResetRequest) -> dict[str, Any]:
+    async def reset(session_id: str, body: p.ResetRequest) -> Response:
         observation, info = await store.reset(session_id, body.seed, body.options)
-        return {"observation": observation, "info": info}
+        return _json({"observation": observation, "info": info})
 
     @app.post("/v1/sessions/{session_id}/step", response_model=p.StepResponse)
-    async def step(session_id: str, body: p.StepRequest) -> dict[str, Any]:
-        return await store.step(session_id, body.action, body.step_id)
+    async def step(session_id: str, body: p.StepRequest) -> Response:
+        return _json(await store.step(session_id, body.action, body.step_id))
 
     @app.delete("/v1/sessions/{session_id}")
     async def close(session_id: str) -> dict[str, bool]:
@@ -197,7 +203,7 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
         return {"closed": True}
 
     @app.post("/v1/step", response_model=p.BatchStepResponse)
-    async def batch_step(body: p.BatchStepRequest) -> dict[str, Any]:
+    async def batch_step(body: p.BatchStepRequest) -> Response:
         outcomes = await store.batch_step([(s.session_id, s.action, s.step_id) for s in body.steps])
         results = []
         for item, outcome in zip(body.steps, outcomes):
@@ -206,7 +212,7 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
                                 "error": {"code": outcome.code, "message": outcome.message}})
             else:
                 results.append({"session_id": item.session_id, "result": outcome})
-        return {"results": results}
+        return _json({"results": results})
 
     @app.post("/v1/verify", response_model=p.VerifyResponse)
     async def verify(body: p.VerifyRequest) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.formats import ActionFormat
-from agentgym.core.task import Task
+from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
 from agentgym.envs.search.retrieval import Retriever, make_retriever
@@ -39,6 +39,12 @@ def _shared_retriever(kind: str, corpus: str | None, index: str | None, cache_di
     return make_retriever(kind, corpus=corpus, index=index, cache_dir=cache_dir)
 
 
+@functools.lru_cache(maxsize=8)
+def _shared_tasks(files: tuple[tuple[str, str], ...]) -> TaskSource:
+    # Tasks are read-only: sessions of one server share them instead of parsing the files each time.
+    return load_qa_tasks(dict(files))
+
+
 class SearchQAEnv(AgentEnv):
     """Search-R1 style QA: ``<search>q</search>`` returns top-k passages, ``<answer>`` ends.
 
@@ -66,7 +72,8 @@ class SearchQAEnv(AgentEnv):
         self.topk = topk
         self.reward_metric = reward_metric
         self.retriever = _shared_retriever(retriever, _str(corpus), _str(index), _str(cache_dir))
-        super().__init__(tasks=load_qa_tasks(files), action_format=action_format, split=split,
+        super().__init__(tasks=_shared_tasks(tuple(sorted((k, str(v)) for k, v in files.items()))),
+                         action_format=action_format, split=split,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
                          render_mode=render_mode)
 

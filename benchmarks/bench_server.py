@@ -1,0 +1,136 @@
+"""Server throughput and latency against a raw-HTTP floor measured in the same run.
+
+    python benchmarks/bench_server.py [--seconds 5] [--json out.json]
+
+Both servers run as uvicorn processes with the same settings; the same client code
+drives both. Rows: round trips/s and p50/p99 latency of reset+step with 1 and 32
+concurrent clients (the floor gets the same requests on a handler that returns
+fixed JSON), and env steps/s of batch step over 256 SearchQA sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import httpx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+from server_process import free_port  # noqa: E402
+
+ENV_ID = "agentgym/SearchQA-v0"
+
+
+def start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, *args, "--port", str(port)], cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            httpx.get(f"{url}/healthz", timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{args} did not start")
+
+
+async def open_session(http: aiohttp.ClientSession, url: str, floor: bool, i: int) -> tuple[str, str]:
+    if floor:
+        return "/reset", "/step"
+    async with http.post(f"{url}/v1/sessions", json={"env_id": ENV_ID, "seed": i,
+                                                     "kwargs": {"max_turns": 1_000_000}}) as response:
+        sid = (await response.json())["session_id"]
+    return f"/v1/sessions/{sid}/reset", f"/v1/sessions/{sid}/step"
+
+
+async def client_loop(http: aiohttp.ClientSession, url: str, paths: tuple[str, str], until: float,
+                      latencies: list[float], i: int) -> None:
+    body = {"action": "<search>capital of Peru</search>"}
+    reset_path, step_path = paths
+    while time.perf_counter() < until:
+        for path, payload in ((reset_path, {"seed": i}), (step_path, body)):
+            start = time.perf_counter()
+            async with http.post(url + path, json=payload) as response:
+                await response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"{path}: {response.status}")
+            latencies.append(time.perf_counter() - start)
+
+
+async def round_trips(url: str, floor: bool, clients: int, seconds: float) -> dict[str, float]:
+    # aiohttp, not httpx: httpx's async pool, not the server, was the limit at 32 connections here
+    latencies: list[float] = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as http:
+        paths = [await open_session(http, url, floor, i) for i in range(clients)]  # not timed
+        start = time.perf_counter()
+        await asyncio.gather(*(client_loop(http, url, paths[i], start + seconds, latencies, i) for i in range(clients)))
+        elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {"rt_per_s": len(latencies) / elapsed, "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+
+
+def batch_steps(url: str, sessions: int, seconds: float) -> float:
+    with httpx.Client(base_url=url, timeout=120) as http:
+        questions = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
+        ids = [http.post("/v1/sessions", json={"env_id": ENV_ID, "seed": i, "kwargs": {"max_turns": 1_000_000}})
+               .json()["session_id"] for i in range(sessions)]
+        body = {"steps": [{"session_id": sid, "action": f"<search>{questions[i % 4]} {i}</search>"}
+                          for i, sid in enumerate(ids)]}
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            results = http.post("/v1/step", json=body).json()["results"]
+            if any(r.get("error") for r in results):
+                raise RuntimeError(results[0])
+            steps += len(results)
+        rate = steps / (time.perf_counter() - start)
+        for sid in ids:
+            http.delete(f"/v1/sessions/{sid}")
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--workers", type=int, default=4, help="agentgym serve --workers (env threads).")
+    args = parser.parse_args()
+    uvicorn_args = ["--log-level", "warning", "--no-access-log"]
+    ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096",
+                           "--workers", str(args.workers)], HERE.parent)
+    floor, floor_url = start(["-m", "uvicorn", "floor_app:app", *uvicorn_args], HERE)
+    rows = {}
+    try:
+        for clients in (1, 32):
+            rows[f"floor {clients} client(s)"] = asyncio.run(round_trips(floor_url, True, clients, args.seconds))
+            rows[f"agentgym reset+step {clients} client(s)"] = asyncio.run(
+                round_trips(our_url, False, clients, args.seconds))
+        batch = batch_steps(our_url, 256, args.seconds)
+    finally:
+        for proc in (ours, floor):
+            proc.terminate()
+            proc.wait()
+    print(f"{'benchmark':<40} {'round trips/s':>14} {'p50 ms':>8} {'p99 ms':>8} {'x floor':>8}")
+    for clients in (1, 32):
+        base = rows[f"floor {clients} client(s)"]["rt_per_s"]
+        for name in (f"floor {clients} client(s)", f"agentgym reset+step {clients} client(s)"):
+            r = rows[name]
+            print(f"{name:<40} {r['rt_per_s']:>14.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
+                  f"{r['rt_per_s'] / base:>8.2f}")
+    print(f"{'agentgym batch step, 256 sessions':<40} {batch:>14.0f} env steps/s")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_steps_per_s": batch}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 
@@ -20,7 +21,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(*args: str, token: str | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+def serving(*args: str, token: str | None = None, timeout_s: float = 60.0,
+            return_process: bool = False) -> Iterator[Any]:
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if token:
@@ -41,7 +43,7 @@ def serving(*args: str, token: str | None = None, timeout_s: float = 60.0) -> It
             if time.monotonic() > deadline:
                 raise RuntimeError("agentgym serve did not come up in time")
             time.sleep(0.1)
-        yield url
+        yield (url, proc) if return_process else url
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -18,5 +18,17 @@ def _gate(available: bool, reason: str) -> pytest.MarkDecorator:
 
 requires_pyserini = _gate(importlib.util.find_spec("pyserini") is not None and shutil.which("java") is not None,
                           "needs pip install 'agentgym-suite[pyserini]' and Java 17")
+def _docker_engine() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    import subprocess
+
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+requires_docker = _gate(_docker_engine(), "needs a running Docker engine (DOCKER_HOST); .ci/run starts one")
 requires_dense = _gate(importlib.util.find_spec("sentence_transformers") is not None,
                        "needs pip install 'agentgym-suite[search]'")

@@ -55,6 +55,9 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
 
     @router.post("/create")
     async def create() -> dict[str, int]:
+        for stale in [k for k, sid in ids.items() if sid not in store.sessions]:  # expired by the TTL reaper
+            ids.pop(stale, None)
+            last.pop(stale, None)
         session, (observation, _) = await store.create(env_id, {}, None, None)
         compat_id = next(counter)
         ids[compat_id], last[compat_id] = session.id, observation

@@ -138,7 +138,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids t
           session_ttl_s: Annotated[float, typer.Option(help="Close sessions idle this long.")] = 600.0,
           token: Annotated[Optional[str], typer.Option(envvar="AGENTGYM_TOKEN",
                                                        help="Bearer token clients must send.")] = None,
-          workers: Annotated[int, typer.Option(help="Worker threads that run env code.")] = 40,
+          workers: Annotated[Optional[int], typer.Option(
+              help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
           kwarg: KwargOption = None) -> None:
     """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes)."""
     import uvicorn
@@ -150,6 +151,9 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids t
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
+    from agentgym.server.threads import DEFAULT_THREADS
+
+    workers = DEFAULT_THREADS if workers is None else workers
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}.")
     kwargs = _parse_kwargs(kwarg or [])

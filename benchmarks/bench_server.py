@@ -103,11 +103,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--json", default=None)
-    parser.add_argument("--workers", type=int, default=4, help="agentgym serve --workers (env threads).")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="agentgym serve --workers (env threads; default: the server's).")
     args = parser.parse_args()
     uvicorn_args = ["--log-level", "warning", "--no-access-log"]
-    ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096",
-                           "--workers", str(args.workers)], HERE.parent)
+    workers = ["--workers", str(args.workers)] if args.workers else []
+    ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers], HERE.parent)
     floor, floor_url = start(["-m", "uvicorn", "floor_app:app", *uvicorn_args], HERE)
     rows = {}
     try:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
+import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import anyio.to_thread
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -23,9 +25,12 @@ from agentgym.core.registry import env_info
 from agentgym.server import protocol as p
 from agentgym.server.compat import agentgym_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
+from agentgym.server.threads import DEFAULT_THREADS
 from agentgym.verifiers import get_verifier
 
 __all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
 
 _OPEN_PATHS = frozenset({"/healthz"})
 
@@ -52,31 +57,48 @@ class _Metrics:
                               registry=self.registry)
 
 
-class _Guard:
-    """Pure ASGI middleware: bearer token, request body size limit, request metrics."""
+class _Policy:
+    """What every request passes: the bearer token, the body size limit; and the request metrics."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int, metrics: _Metrics) -> None:
-        self.app, self.token, self.max_body_bytes, self.metrics = app, token, max_body_bytes, metrics
+    def __init__(self, *, token: str | None, max_body_bytes: int, metrics: _Metrics) -> None:
+        self.token, self.max_body_bytes, self.metrics = token, max_body_bytes, metrics
+        self._expected = f"Bearer {token}".encode("latin-1") if token else b""
+
+    def deny(self, scope: Scope) -> ApiError | None:
+        """The error for a request refused on its headers alone, or None."""
+        headers = dict(scope["headers"])
+        if (self.token and scope["path"] not in _OPEN_PATHS
+                and not hmac.compare_digest(headers.get(b"authorization", b""), self._expected)):
+            return ApiError(401, "unauthorized", "Send the server's token as 'Authorization: Bearer <token>'.")
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            return self.too_large()
+        return None
+
+    def too_large(self) -> ApiError:
+        return ApiError(413, "payload_too_large", f"Request bodies are limited to {self.max_body_bytes} bytes.")
+
+    def observe(self, route: str, status: int, start: float) -> None:
+        self.metrics.requests.labels(route, str(status)).inc()
+        self.metrics.latency.labels(route).observe(time.perf_counter() - start)
+
+
+class _Guard:
+    """Pure ASGI middleware applying the policy to every request FastAPI serves."""
+
+    def __init__(self, app: ASGIApp, *, policy: _Policy) -> None:
+        self.app, self.policy = app, policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start, status = time.perf_counter(), 500
-        headers = dict(scope["headers"])
-        if self.token and scope["path"] not in _OPEN_PATHS:
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            if not hmac.compare_digest(given, f"Bearer {self.token}"):
-                response = _error(401, "unauthorized", "Send the server's token as 'Authorization: Bearer <token>'.",
-                                  {"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
-                self._observe(scope, 401, start)
-                return
-        length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            await _error(413, "payload_too_large", f"Request bodies are limited to {self.max_body_bytes} bytes.")(
-                scope, receive, send)
-            self._observe(scope, 413, start)
+        denied = self.policy.deny(scope)
+        if denied is not None:
+            headers = {"WWW-Authenticate": "Bearer"} if denied.status == 401 else None
+            await _error(denied.status, denied.code, denied.message, headers)(scope, receive, send)
+            self._observe(scope, denied.status, start)
             return
         received = 0
 
@@ -84,8 +106,8 @@ class _Guard:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.max_body_bytes:  # chunked bodies without a Content-Length
-                raise ApiError(413, "payload_too_large", f"Request bodies are limited to {self.max_body_bytes} bytes.")
+            if received > self.policy.max_body_bytes:  # chunked bodies without a Content-Length
+                raise self.policy.too_large()
             return message
 
         async def watched_send(message: Message) -> None:
@@ -100,21 +122,19 @@ class _Guard:
             self._observe(scope, status, start)
 
     def _observe(self, scope: Scope, status: int, start: float) -> None:
-        route = getattr(scope.get("route"), "path", "unmatched")
-        self.metrics.requests.labels(route, str(status)).inc()
-        self.metrics.latency.labels(route).observe(time.perf_counter() - start)
+        self.policy.observe(getattr(scope.get("route"), "path", "unmatched"), status, start)
 
 
 def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, session_ttl_s: float = 600.0,
                token: str | None = None, max_body_bytes: int = 1 << 20, reap_every_s: float | None = None,
-               env_threads: int | None = None, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> FastAPI:
+               env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
     retriever); clients may add only the env's ``client_kwargs``.
     """
     store = SessionStore(allowed_env_ids=env_ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
-                         server_kwargs=server_kwargs)
+                         server_kwargs=server_kwargs, env_threads=env_threads)
     metrics = _Metrics()
 
     def on_close(session: Session, reason: str) -> None:
@@ -125,8 +145,6 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if env_threads is not None:  # the worker threads that run env code
-            anyio.to_thread.current_default_thread_limiter().total_tokens = env_threads
         reaper = asyncio.create_task(store.reaper(reap_every_s or max(0.5, min(30.0, session_ttl_s / 4))))
         try:
             yield
@@ -134,11 +152,13 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
             reaper.cancel()
             await store.close_all()
 
-    app = FastAPI(title="agentgym", version=__version__, lifespan=lifespan,
+    app = _App(title="agentgym", version=__version__, lifespan=lifespan,
                   description="Sessions of agentgym environments over HTTP. Errors are {code, message}.",
                   responses={"default": {"model": p.ErrorBody}})
     app.state.store = store
-    app.add_middleware(_Guard, token=token, max_body_bytes=max_body_bytes, metrics=metrics)
+    policy = _Policy(token=token, max_body_bytes=max_body_bytes, metrics=metrics)
+    app.add_middleware(_Guard, policy=policy)
+    app.hot = _HotPath(store, policy)
     _add_error_handlers(app)
     _add_routes(app, store, metrics)
     for env_id in store.env_ids:
@@ -153,8 +173,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_payload(request: Request, e: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
-        return _error(422, "invalid_payload", f"Invalid request: {problems}")
+        return _error(422, "invalid_payload", _validation_message(e.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
@@ -165,6 +184,93 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def internal(request: Request, e: Exception) -> JSONResponse:
         return _error(500, "internal", f"Internal error ({type(e).__name__}); the server keeps serving.")
+
+
+def _validation_message(errors: list[dict[str, Any]]) -> str:
+    problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in errors[:5])
+    return f"Invalid request: {problems}"
+
+
+_HOT_PATH = re.compile(r"/v1/sessions/([^/]+)/(step|reset)")
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+class _App(FastAPI):
+    """FastAPI, with the hot path (reset and step) answered in plain ASGI.
+
+    The FastAPI routes of the same paths stay declared for the OpenAPI schema and
+    documentation; requests for them are served here, before FastAPI's middleware
+    and routing layers, with the same checks (token, body limit), the same pydantic
+    validation, the same bodies and the same metrics.
+    """
+
+    hot: _HotPath
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            match = _HOT_PATH.fullmatch(scope["path"])
+            if match is not None:
+                await self.hot(scope, receive, send, match[1], match[2])
+                return
+        await super().__call__(scope, receive, send)
+
+
+class _HotPath:
+    def __init__(self, store: SessionStore, policy: _Policy) -> None:
+        self.store, self.policy = store, policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, session_id: str, op: str) -> None:
+        start, status = time.perf_counter(), 500
+        try:
+            denied = self.policy.deny(scope)
+            if denied is not None:
+                status, body = denied.status, _error_body(denied.code, denied.message)
+            else:
+                raw = await self._body(receive)
+                if op == "step":
+                    request = _parse(raw, p.StepRequest)
+                    body = orjson.dumps(await self.store.step(session_id, request.action, request.step_id))
+                else:
+                    request = _parse(raw, p.ResetRequest)
+                    observation, info = await self.store.reset(session_id, request.seed, request.options)
+                    body = orjson.dumps({"observation": observation, "info": info})
+                status = 200
+        except ApiError as e:
+            status, body = e.status, _error_body(e.code, e.message)
+        except Exception as e:  # as the FastAPI layer answers: the server keeps serving
+            log.exception("internal error on %s", scope["path"])
+            status, body = 500, _error_body("internal", f"Internal error ({type(e).__name__}); the server keeps serving.")
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        if status == 401:
+            headers.append((b"www-authenticate", b"Bearer"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        self.policy.observe(f"/v1/sessions/{{session_id}}/{op}", status, start)
+
+    async def _body(self, receive: Receive) -> bytes:
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ApiError(400, "disconnected", "The client went away before sending the whole body.")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.policy.max_body_bytes:
+                raise self.policy.too_large()
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return b"".join(chunks)
+
+
+def _parse(raw: bytes, model: type[BaseModel]) -> Any:
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as e:
+        raise ApiError(422, "invalid_payload", _validation_message(e.errors())) from e
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return orjson.dumps({"code": code, "message": message})
 
 
 def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:

@@ -78,7 +78,7 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
                 "info": result["info"]}
 
     @router.get("/observation")
-    async def observation(id: int) -> dict[str, str]:  # noqa: A002 - AgentGym's query parameter name
+    async def observation(id: int) -> dict[str, str]:  # AgentGym names the query parameter id
         session_of(id)
         return {"observation": last[id]}
 

@@ -14,10 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
-
 from agentgym.core.registry import env_ids, env_info, load_env_class
 from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
+from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
 
 __all__ = ["ApiError", "Session", "SessionStore"]
 
@@ -48,7 +47,8 @@ class SessionStore:
     """All live sessions of one server."""
 
     def __init__(self, *, allowed_env_ids: list[str] | None = None, max_sessions: int = 1024,
-                 session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+                 env_threads: int = DEFAULT_THREADS) -> None:
         if max_sessions < 1:
             raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}.")
         if session_ttl_s <= 0:
@@ -60,6 +60,7 @@ class SessionStore:
         self.session_ttl_s = session_ttl_s
         self.server_kwargs = {k: dict(v) for k, v in (server_kwargs or {}).items()}
         self.sessions: dict[str, Session] = {}
+        self.threads = EnvThreads(env_threads)  # env code runs here, never on the event loop
         self._pending = 0  # sessions being created: they count against capacity
         self.on_close: Callable[[Session, str], None] = lambda session, reason: None
 
@@ -109,13 +110,14 @@ class SessionStore:
         self.sessions.pop(session.id, None)
         self.on_close(session, reason)
         try:
-            await run_in_threadpool(session.env.close)
+            await self.threads.run(session.env.close)
         except Exception:  # a failing close must not keep the session alive
             log.exception("closing session %s (%s) failed", session.id, session.env_id)
 
     async def close_all(self) -> None:
         for session in list(self.sessions.values()):
             await self._close(session, "server shutdown")
+        self.threads.shutdown(wait=False)
 
     async def reap(self) -> int:
         """Close sessions idle longer than the TTL (not those busy in a request)."""
@@ -134,7 +136,7 @@ class SessionStore:
     async def _call(self, session: Session | None, fn: Callable[[], Any]) -> Any:
         """Run env code in a worker thread; an unexpected exception ends the session with a 500."""
         try:
-            return await run_in_threadpool(fn)
+            return await self.threads.run(fn)
         except Exception as e:
             error = _api_error(e, session)
             if error.status == 500 and session is not None:
@@ -186,10 +188,10 @@ class SessionStore:
                         continue
                     try:
                         results[i] = _step(session, items[i][1], items[i][2])
-                    except Exception as e:
+                    except Exception as e:  # noqa: BLE001 - each item fails alone
                         results[i] = _api_error(e, session)
 
-            await run_in_threadpool(run_all)
+            await self.threads.run(run_all)
             for i, session in sessions.items():
                 error = results[i]
                 if isinstance(error, ApiError) and error.status == 500:

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 import agentgym
+from agentgym.envs import ENVS
 from agentgym.client import AsyncRemoteEnv, RemoteEnv
 from agentgym.errors import RemoteEnvError, ResetNeeded
 from server_process import serving
@@ -50,7 +51,7 @@ def conformance(env: gym.Env, env_id: str, *, seed: int) -> list[tuple]:
     return trajectory
 
 
-@pytest.mark.parametrize("env_id", agentgym.env_ids())
+@pytest.mark.parametrize("env_id", [info.id for info in ENVS])
 @pytest.mark.parametrize("seed", [0, 7])
 def test_local_and_remote_agree_observation_for_observation(url, env_id, seed):
     local = gym.make(env_id, max_turns=6)

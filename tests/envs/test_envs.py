@@ -3,9 +3,10 @@
 import pytest
 
 import agentgym
+from agentgym.envs import ENVS
 
 
-@pytest.mark.parametrize("env_id", agentgym.env_ids())
+@pytest.mark.parametrize("env_id", [info.id for info in ENVS])
 def test_check_env(env_id):
     env = agentgym.make(env_id)
     try:

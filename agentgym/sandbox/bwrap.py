@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agentgym.errors import DependencyNotInstalled
 from agentgym.sandbox.base import Isolation, Limits
-from agentgym.sandbox.zygote import ZygoteSandbox, zygote_argv
+from agentgym.sandbox.zygote import ProcessChannel, ZygoteSandbox, zygote_argv
 
 __all__ = ["BwrapSandbox", "find_bwrap"]
 
@@ -103,6 +103,9 @@ class BwrapSandbox(ZygoteSandbox):
                 except OSError:
                     continue
         return count
+
+    def _open(self) -> ProcessChannel:
+        return ProcessChannel(self._command(), self._base_env())
 
     def _command(self) -> list[str]:
         disk = str(self.limits.disk_mb * 1024 * 1024)

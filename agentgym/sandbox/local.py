@@ -17,7 +17,7 @@ import warnings
 
 from agentgym.errors import ConfigError
 from agentgym.sandbox.base import Isolation, Limits
-from agentgym.sandbox.zygote import ZygoteSandbox, zygote_argv
+from agentgym.sandbox.zygote import ProcessChannel, ZygoteSandbox, zygote_argv
 
 __all__ = ["LocalSandbox"]
 
@@ -49,9 +49,9 @@ class LocalSandbox(ZygoteSandbox):
     def _nproc_base(self) -> int:
         return 4096  # no uid of its own: do not let the limit stop the user's other processes
 
-    def _command(self) -> list[str]:
+    def _open(self) -> ProcessChannel:
         config = {"uid": None, "gid": None, "workdir": self.workdir, "pidns": False, "preload": list(self.preload)}
-        return zygote_argv(sys.executable, config)
+        return ProcessChannel(zygote_argv(sys.executable, config), self._base_env())
 
     def close(self) -> None:
         super().close()

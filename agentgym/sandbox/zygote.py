@@ -15,14 +15,14 @@ import subprocess
 import sys
 import threading
 import time
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from importlib import resources
 from typing import Any
 
 from agentgym.errors import SandboxError
 from agentgym.sandbox.base import Isolation, Limits, Program, Result, Sandbox
 
-__all__ = ["ZygoteSandbox"]
+__all__ = ["Channel", "ProcessChannel", "ZygoteSandbox", "zygote_argv"]
 
 _ZYGOTE_SOURCE = (resources.files("agentgym.sandbox") / "_zygote.py").read_text(encoding="utf-8")
 _START_TIMEOUT_S = 60.0
@@ -34,6 +34,65 @@ def zygote_argv(python: str, config: dict[str, Any]) -> list[str]:
     return [python, "-I", "-c", _ZYGOTE_SOURCE, json.dumps(config)]
 
 
+class Channel(ABC):
+    """A byte pipe to a supervisor: what it is connected through (a process, a container's stdio)."""
+
+    @abstractmethod
+    def write(self, data: bytes) -> None:
+        """Send bytes; raise ``OSError`` if the other end is gone."""
+
+    @abstractmethod
+    def read(self, n: int, timeout_s: float) -> bytes | None:
+        """Up to ``n`` bytes; ``None`` when nothing came in ``timeout_s``; ``b""`` at EOF."""
+
+    @abstractmethod
+    def alive(self) -> bool:
+        """Whether the supervisor still runs."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop the supervisor and release the channel."""
+
+    def last_words(self) -> str:
+        """What the supervisor wrote on stderr, for error messages (after it died)."""
+        return ""
+
+
+class ProcessChannel(Channel):
+    """A supervisor that is a child process, spoken to on its stdin and stdout."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env, close_fds=True)
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read(self, n: int, timeout_s: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        ready, _, _ = select.select([fd], [], [], max(0.0, timeout_s))
+        return os.read(fd, n) if ready else None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def last_words(self) -> str:
+        if self.proc.stderr is None or self.proc.poll() is None:
+            return ""
+        return self.proc.stderr.read().decode("utf-8", "replace").strip()[-1500:]
+
+
 class ZygoteSandbox(Sandbox):
     """A sandbox whose calls fork from one warm supervisor process (started lazily, restarted on death)."""
 
@@ -41,14 +100,15 @@ class ZygoteSandbox(Sandbox):
                  preload: tuple[str, ...] = ()) -> None:
         super().__init__(limits=limits, isolation=isolation)
         self.preload = tuple(preload)
-        self._proc: subprocess.Popen[bytes] | None = None
+        self.preloaded: tuple[str, ...] = ()
+        self._channel: Channel | None = None
         self._lock = threading.Lock()
         self._dirty = False
         self.starts = 0
 
     @abstractmethod
-    def _command(self) -> list[str]:
-        """The argv that starts the supervisor (inside the isolation, if any)."""
+    def _open(self) -> Channel:
+        """Start the supervisor (inside the isolation, if any) and connect to it."""
 
     def _base_env(self) -> dict[str, str]:
         return {"PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin", "HOME": "/work",
@@ -59,31 +119,31 @@ class ZygoteSandbox(Sandbox):
     def _nproc_base(self) -> int:
         return 0
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(self._command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self._base_env(), close_fds=True)
+    def _start(self) -> Channel:
+        channel = self._open()
         try:
-            ready = self._recv(proc, time.monotonic() + _START_TIMEOUT_S)
-        except SandboxError:
-            proc.kill()
-            proc.wait()
-            detail = proc.stderr.read().decode("utf-8", "replace")[-2000:] if proc.stderr else ""
-            raise SandboxError(f"The {self.backend} sandbox failed to start: {detail.strip() or 'no output'}. "
+            ready = self._recv(channel, time.monotonic() + _START_TIMEOUT_S)
+        except SandboxError as e:
+            channel.close()
+            raise SandboxError(f"The {self.backend} sandbox failed to start: {channel.last_words() or e}. "
                                f"{self._start_hint()}") from None
         if not ready.get("ready"):
+            channel.close()
             raise SandboxError(f"The {self.backend} sandbox sent an unexpected greeting: {ready!r}.")
         self.starts += 1
         self.preloaded = tuple(ready.get("preloaded", ()))
-        return proc
+        return channel
 
     def _start_hint(self) -> str:
         return ""
 
-    def _ensure(self) -> subprocess.Popen[bytes]:
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc = self._start()
+    def _ensure(self) -> Channel:
+        if self._channel is None or not self._channel.alive():
+            if self._channel is not None:
+                self._channel.close()
+            self._channel = self._start()
             self._dirty = False
-        return self._proc
+        return self._channel
 
     def _run(self, program: Program, limits: Limits, env: dict[str, str]) -> Result:
         request = {"op": "run", "code": program.code, "argv": list(program.argv), "files": dict(program.files),
@@ -93,31 +153,31 @@ class ZygoteSandbox(Sandbox):
                    "file_size_mb": limits.file_size_mb, "open_files": limits.open_files,
                    "max_output_bytes": limits.max_output_bytes}
         with self._lock:
-            proc = self._ensure()
+            channel = self._ensure()
             deadline = time.monotonic() + limits.timeout_s + _REPLY_MARGIN_S
             try:
-                self._send(proc, request)
-                reply = self._recv(proc, deadline)
+                self._send(channel, request)
+                reply = self._recv(channel, deadline)
                 self._dirty = True
                 if self.isolation == "call":
-                    self._wipe(proc)
+                    self._wipe(channel)
             except SandboxError:
                 self._kill()
                 raise
         return Result(backend=self.backend, **reply)
 
-    def _wipe(self, proc: subprocess.Popen[bytes]) -> None:
-        self._send(proc, {"op": "wipe"})
-        self._recv(proc, time.monotonic() + _REPLY_MARGIN_S)
+    def _wipe(self, channel: Channel) -> None:
+        self._send(channel, {"op": "wipe"})
+        self._recv(channel, time.monotonic() + _REPLY_MARGIN_S)
         self._dirty = False
 
     def reset(self) -> None:
         """Forget the files of earlier calls; the warm supervisor is kept."""
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None or not self._dirty:
+            if self._channel is None or not self._channel.alive() or not self._dirty:
                 return
             try:
-                self._wipe(self._proc)
+                self._wipe(self._channel)
             except SandboxError:
                 self._kill()
 
@@ -129,30 +189,20 @@ class ZygoteSandbox(Sandbox):
             self._kill()
 
     def _kill(self) -> None:
-        proc, self._proc = getattr(self, "_proc", None), None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        channel, self._channel = getattr(self, "_channel", None), None
+        if channel is not None:
+            channel.close()
 
     @staticmethod
-    def _send(proc: subprocess.Popen[bytes], obj: dict[str, Any]) -> None:
+    def _send(channel: Channel, obj: dict[str, Any]) -> None:
         body = json.dumps(obj).encode()
         try:
-            assert proc.stdin is not None
-            proc.stdin.write(struct.pack(">I", len(body)) + body)
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError) as e:
+            channel.write(struct.pack(">I", len(body)) + body)
+        except OSError as e:
             raise SandboxError(f"The sandbox process is gone ({e}); it will be restarted on the next call.") from e
 
     @staticmethod
-    def _recv(proc: subprocess.Popen[bytes], deadline: float) -> dict[str, Any]:
-        assert proc.stdout is not None
-        fd = proc.stdout.fileno()
+    def _recv(channel: Channel, deadline: float) -> dict[str, Any]:
         data = bytearray()
         need = 4
         size = None
@@ -160,16 +210,13 @@ class ZygoteSandbox(Sandbox):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SandboxError("The sandbox did not answer in time; it was restarted.")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            chunk = channel.read(need - len(data), remaining)
+            if chunk is None:
                 continue
-            chunk = os.read(fd, need - len(data))
             if not chunk:
-                detail = ""
-                if proc.stderr is not None and proc.poll() is not None:
-                    detail = proc.stderr.read().decode("utf-8", "replace").strip()[-1500:]
+                words = channel.last_words()
                 raise SandboxError("The sandbox process died during the call; it will be restarted."
-                                   + (f" Its last words: {detail}" if detail else ""))
+                                   + (f" Its last words: {words}" if words else ""))
             data += chunk
             if size is None and len(data) >= 4:
                 (size,) = struct.unpack(">I", bytes(data[:4]))

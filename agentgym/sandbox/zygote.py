@@ -153,8 +153,9 @@ class ZygoteSandbox(Sandbox):
         return self._channel
 
     def _run(self, program: Program, limits: Limits, env: dict[str, str]) -> Result:
+        stdin = program.stdin.encode("utf-8", "surrogateescape")
         request = {"op": "run", "code": program.code, "argv": list(program.argv), "files": dict(program.files),
-                   "stdin": program.stdin, "code_name": program.code_name, "env": {**self._base_env(), **env},
+                   "stdin_size": len(stdin), "code_name": program.code_name, "env": {**self._base_env(), **env},
                    "timeout_s": limits.timeout_s, "cpu_s": limits.effective_cpu_s, "memory_mb": limits.memory_mb,
                    "max_processes": limits.max_processes, "nproc_base": self._nproc_base(),
                    "file_size_mb": limits.file_size_mb, "open_files": limits.open_files,
@@ -163,7 +164,7 @@ class ZygoteSandbox(Sandbox):
             channel = self._ensure()
             deadline = time.monotonic() + limits.timeout_s + _REPLY_MARGIN_S
             try:
-                self._send(channel, request)
+                self._send(channel, request, stdin)
                 reply = self._recv(channel, deadline)
                 self._dirty = True
                 if self.isolation == "call":
@@ -201,10 +202,11 @@ class ZygoteSandbox(Sandbox):
             channel.close()
 
     @staticmethod
-    def _send(channel: Channel, obj: dict[str, Any]) -> None:
+    def _send(channel: Channel, obj: dict[str, Any], payload: bytes = b"") -> None:
+        """A framed JSON request, then ``payload`` raw (its size is in the request)."""
         body = json.dumps(obj).encode()
         try:
-            channel.write(struct.pack(">I", len(body)) + body)
+            channel.write(struct.pack(">I", len(body)) + body + payload)
         except OSError as e:
             raise SandboxError(f"The sandbox process is gone ({e}); it will be restarted on the next call.") from e
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, VerifierError
 from agentgym.verifiers.format import check_tags_format
+from agentgym.verifiers.math import extract_boxed, verify_math
 from agentgym.verifiers.qa import (
     cover_exact_match,
     exact_match,
@@ -29,9 +30,11 @@ __all__ = [
     "cover_exact_match",
     "exact_match",
     "extract_answer",
+    "extract_boxed",
     "f1_score",
     "get_verifier",
     "normalize_answer",
+    "verify_math",
     "verify_qa",
 ]
 
@@ -45,7 +48,14 @@ def _qa(metric: str) -> Callable[[str | None, Mapping[str, Any]], Score]:
     return verify
 
 
+def _math(prediction: str | None, gold: Mapping[str, Any]) -> Score:
+    if "answer" not in gold:
+        raise VerifierError("The math verifier needs gold = {'answer': '...'}.")
+    return verify_math(prediction, gold["answer"])
+
+
 VERIFIERS: dict[str, Callable[[str | None, Mapping[str, Any]], Score]] = {
+    "math": _math,
     "qa_cover_em": _qa("cover_em"),
     "qa_em": _qa("em"),
     "qa_f1": _qa("f1"),

@@ -17,4 +17,18 @@ ENVS: tuple[EnvInfo, ...] = (
         description="Search-R1 style multi-hop QA: <search> a Wikipedia-style corpus, <answer>; exact-match reward.",
         client_kwargs=("action_format", "max_observation_chars", "max_turns", "reward_metric", "split", "topk"),
     ),
+    EnvInfo(
+        id="agentgym/MathTool-v0",
+        entry_point="agentgym.envs.code.mathtool:MathToolEnv",
+        description="ReTool / ToRL math: <code> runs Python in a sandbox, <answer>\\boxed{}; math-equivalence reward.",
+        extras=("code",),
+        client_kwargs=("action_format", "max_observation_chars", "max_turns", "split"),
+    ),
+    EnvInfo(
+        id="agentgym/PyCode-v0",
+        entry_point="agentgym.envs.code.pycode:PyCodeEnv",
+        description="Write a Python function (HumanEval / MBPP schema); reward = hidden unit tests pass in a sandbox.",
+        extras=("code",),
+        client_kwargs=("action_format", "max_observation_chars", "max_turns", "split"),
+    ),
 )

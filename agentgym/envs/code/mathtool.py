@@ -1,0 +1,111 @@
+"""``agentgym/MathTool-v0``: the ReTool / ToRL protocol, Python in a sandbox and a math-equivalence reward."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.formats import ActionFormat
+from agentgym.core.task import Task, TaskSource
+from agentgym.core.tools import Tool, ToolCall
+from agentgym.envs.code.grader import extract_code
+from agentgym.envs.code.tool import CodeRunner, format_result
+from agentgym.errors import ConfigError
+from agentgym.verifiers import Score, verify_math
+
+__all__ = ["MathToolEnv"]
+
+_TAGS_PROMPT = (
+    "Solve the following math problem. You may use a Python interpreter: write code between <code> and "
+    "</code> (numpy and sympy are available; print what you need), and its output comes back between "
+    "<interpreter> and </interpreter>. Think step by step, run code as often as you need, and give the "
+    "final answer between <answer> and </answer> as \\boxed{{...}}, for example <answer>\\boxed{{42}}</answer>.\n"
+    "Problem: {problem}\n"
+)
+_TOOL_PROMPT = (
+    "Solve the following math problem. You may call the python tool to run code (numpy and sympy are "
+    "available; print what you need). Think step by step, and give the final answer as \\boxed{{...}} "
+    "between <answer> and </answer>.\n{instructions}\nProblem: {problem}\n"
+)
+_SOURCES: dict[tuple[tuple[str, str], ...], TaskSource] = {}
+
+
+def _load_tasks(files: Mapping[str, str | Sequence[str | Path] | Path]) -> TaskSource:
+    from agentgym.envs.code.math_data import load_math_tasks
+
+    key = tuple(sorted((split, repr(paths)) for split, paths in files.items()))
+    if key not in _SOURCES:  # read-only and shared by every env of the process
+        _SOURCES[key] = load_math_tasks(files)
+    return _SOURCES[key]
+
+
+class MathToolEnv(AgentEnv):
+    """ReTool / ToRL: ``<code>`` runs Python in the sandbox, ``<interpreter>`` returns its output.
+
+    The final ``<answer>`` (a ``\\boxed{}`` inside is accepted) is scored by
+    math equivalence with the gold (``verify_math``). In function-calling
+    formats the tool is ``python(code)``. Tasks: the bundled GSM8K- and
+    MATH-schema problems, your own files (``data_dir`` or ``files``), or
+    ``reasoning_gym=[names]`` for procedural tasks from the reasoning-gym package.
+    """
+
+    def __init__(self, *, data_dir: str | Path | None = None,
+                 files: Mapping[str, str | Path | Sequence[str | Path]] | None = None,
+                 reasoning_gym: Sequence[str] | None = None, reasoning_gym_size: int = 200,
+                 split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
+                 memory_mb: int = 1024, preload: Sequence[str] = ("numpy", "sympy"),
+                 action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
+                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+        from agentgym.envs.code import math_data
+
+        if sum(x is not None for x in (data_dir, files, reasoning_gym)) > 1:
+            raise ConfigError("Pass at most one of data_dir, files and reasoning_gym.")
+        if reasoning_gym is not None:
+            tasks: TaskSource = math_data.reasoning_gym_tasks(list(reasoning_gym), size_per_split=reasoning_gym_size,
+                                                              seed=0)
+        else:
+            if data_dir is not None:
+                files = math_data.find_math_files(data_dir)
+            tasks = _load_tasks(files or math_data.bundled_math_files())
+        self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=tuple(preload))
+        super().__init__(tasks=tasks, action_format=action_format, split=split, max_turns=max_turns,
+                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+
+    @property
+    def tool_name(self) -> str:
+        return "code" if self.action_format.name == "tags" else "python"
+
+    def make_tools(self) -> Sequence[Tool]:
+        return [Tool(
+            name=self.tool_name,
+            description="Run Python 3 code in a sandbox (no network; numpy and sympy installed) and return "
+                        "what it prints, or its error.",
+            parameters={"type": "object", "properties": {"code": {"type": "string",
+                        "description": "The Python program to run; print the values you need."}},
+                        "required": ["code"]},
+            fn=self.run_code,
+        )]
+
+    def run_code(self, code: str) -> str:
+        """The interpreter tool: run ``code`` (a fenced block inside is accepted) and report its output."""
+        return format_result(self.runner.run(extract_code(code)), max_chars=self.max_observation_chars)
+
+    def result_tag(self, call: ToolCall) -> str:
+        return "interpreter"
+
+    def build_prompt(self, task: Task) -> str:
+        if self.action_format.name == "tags":
+            return _TAGS_PROMPT.format(problem=task.prompt)
+        return _TOOL_PROMPT.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
+
+    def verify(self, answer: str | None, task: Task) -> Score:
+        return verify_math(answer, task.gold["answer"])
+
+    def oracle_action(self) -> str:
+        """Run the task's reference program (when it has one), then answer the gold in ``\\boxed{}``."""
+        code = self.task.meta.get("oracle_code")
+        if code and self.turn == 0 and self.max_turns > 1:
+            return self.action_format.render_call(ToolCall(self.tool_name, {"code": code}), self.tools)
+        return self.action_format.render_answer(f"\\boxed{{{self.task.gold['answer']}}}")

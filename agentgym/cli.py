@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -59,7 +60,7 @@ def play(env_id: Annotated[str, typer.Argument(help="e.g. agentgym/SearchQA-v0")
     console.print(f"[bold]task {info['task_id']}[/bold]\n{observation}")
     while True:
         try:
-            action = typer.prompt(f"turn {info['turn'] + 1}/{info['max_turns']} action")
+            action = _read_action(f"turn {info['turn'] + 1}/{info['max_turns']} action")
         except (EOFError, typer.Abort):
             console.print("\nbye")
             return
@@ -73,6 +74,24 @@ def play(env_id: Annotated[str, typer.Argument(help="e.g. agentgym/SearchQA-v0")
             console.print(f"[bold]{'solved' if verdict['correct'] else 'not solved'}[/bold] reward={reward} "
                           f"details={json.dumps(verdict['details'], ensure_ascii=False)}")
             return
+
+
+_OPEN_TAG = re.compile(r"<([A-Za-z_][\w-]*)>")
+
+
+def _is_open(text: str) -> bool:
+    """Whether ``text`` has a tag or a ``` fence it has not closed yet (multi-line code is typed on)."""
+    if text.count("```") % 2:
+        return True
+    return any(f"</{tag}>" not in text[m.end():] for m in _OPEN_TAG.finditer(text) for tag in [m.group(1)])
+
+
+def _read_action(prompt: str) -> str:
+    """One action from the terminal; lines are joined while a tag or code fence is still open."""
+    lines = [typer.prompt(prompt)]
+    while _is_open("\n".join(lines)):
+        lines.append(typer.prompt("...", default="", show_default=False))
+    return "\n".join(lines)
 
 
 @app.command("eval")

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from agentgym.cli import app
@@ -33,6 +34,36 @@ def test_eval_acceptance_oracle_and_random(tmp_path):
             assert all(r["tool_calls"] >= 1 for r in lines)
         else:
             assert summary["mean_reward"] < 0.05
+
+
+@pytest.mark.parametrize("env_id", ["agentgym/MathTool-v0", "agentgym/PyCode-v0"])
+def test_code_envs_oracle_solves_and_random_fails(tmp_path, env_id):
+    """The code-envs issue's bar: oracle >= 0.98 and random < 0.05, graded in the sandbox."""
+    for policy, episodes in (("oracle", 100), ("random", 60)):
+        out = tmp_path / f"{policy}.json"
+        result = runner.invoke(app, ["eval", "--policy", policy, "--env", env_id, "--episodes", str(episodes),
+                                     "--summary-json", str(out)])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(out.read_text())[env_id]
+        if policy == "oracle":
+            assert summary["mean_reward"] >= 0.98 and summary["success_rate"] >= 0.98
+        else:
+            assert summary["mean_reward"] < 0.05
+
+
+def test_play_code_envs_with_multiline_actions():
+    code = "<code>\nfor i in range(3):\n    print(i * i)\n</code>\n<answer>\\boxed{-1}</answer>\n"
+    proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "play", "agentgym/MathTool-v0", "--seed", "2"],
+                          input=code, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "<interpreter>0\n1\n4\n</interpreter>" in proc.stdout and "not solved" in proc.stdout
+    program = "<answer>\n```python\ndef f(x):\n    return x\n```\n</answer>\n"
+    proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "play", "agentgym/PyCode-v0", "--seed", "0"],
+                          input="<run_tests>def f(): pass</run_tests>\n" + program,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "public tests passed" in proc.stdout or "Could not run the tests" in proc.stdout
+    assert "not solved" in proc.stdout
 
 
 def test_play_a_human_episode():

@@ -32,3 +32,7 @@ def _docker_engine() -> bool:
 requires_docker = _gate(_docker_engine(), "needs a running Docker engine (DOCKER_HOST); .ci/run starts one")
 requires_dense = _gate(importlib.util.find_spec("sentence_transformers") is not None,
                        "needs pip install 'agentgym-suite[search]'")
+requires_math_verify = _gate(importlib.util.find_spec("math_verify") is not None,
+                             "needs pip install 'agentgym-suite[code]'")
+requires_reasoning_gym = _gate(importlib.util.find_spec("reasoning_gym") is not None,
+                               "needs pip install reasoning-gym (in the dev extra)")

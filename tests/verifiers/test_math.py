@@ -7,14 +7,13 @@ import threading
 import time
 
 import pytest
-from conftest import IN_CI
+from conftest import requires_math_verify
 
 import agentgym.verifiers.math
 from agentgym.errors import DependencyNotInstalled, VerifierError
 from agentgym.verifiers import extract_boxed, get_verifier, verify_math
 
-if not IN_CI:
-    pytest.importorskip("math_verify", reason="needs pip install 'agentgym-suite[code]'")
+pytestmark = requires_math_verify
 
 
 def test_doctests():

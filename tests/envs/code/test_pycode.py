@@ -115,9 +115,9 @@ def test_hidden_tests_are_not_on_the_submission_side():
            "            blob += os.read(fd, 100000).decode(errors='replace')\n"
            "        except OSError:\n"
            "            pass\n"
-           "    for root, _, files in os.walk('/'):\n"
-           "        if root.startswith(('/proc', '/sys', '/usr', '/root', '/dev')):\n"
-           "            continue\n"
+           "    for root, dirs, files in os.walk('/'):\n"
+           "        if root == '/':\n"
+           "            dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'usr', 'root', 'dev')]\n"
            "        for f in files:\n"
            "            try:\n"
            "                blob += open(os.path.join(root, f), errors='replace').read()\n"
@@ -127,7 +127,7 @@ def test_hidden_tests_are_not_on_the_submission_side():
            "    return 'FOUND' if needle in blob else 'clean'\n")
     with make_sandbox("bwrap", limits=Limits(timeout_s=20), isolation="call") as sb:
         grade = grade_code(sb, spy, entry_point="probe", asserts=asserts)
-    assert (grade.passed, grade.total) == (1, 2), grade
+    assert (grade.passed, grade.total) == (1, 2), grade  # a timeout here would also fail the second assert
 
 
 def test_hermes_format_and_plain_text_answers():

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 
-__all__ = ["GeneratedTasks", "Task", "TaskList", "TaskSource", "read_records"]
+__all__ = ["GeneratedTasks", "Task", "TaskList", "TaskSource", "find_split_files", "read_records"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,28 @@ class GeneratedTasks(TaskSource):
         if split not in self._sizes:
             raise ConfigError(f"Unknown split {split!r}; available: {self.splits()}.")
         return [self._make(self.seed_for(split, i), split) for i in range(self._sizes[split])]
+
+
+DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
+
+
+def find_split_files(data_dir: str | Path, *, schema: str) -> dict[str, Path]:
+    """One data file per split in ``data_dir``: ``train.jsonl``, ``test.parquet``, ... keyed by split.
+
+    ``schema`` names the expected record schema in the error for an empty directory.
+    """
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError(f"Data dir {str(data_dir)!r} does not exist or is not a directory.")
+    found = {}
+    for path in sorted(data_dir.iterdir()):
+        for suffix in DATA_SUFFIXES:
+            if path.name.endswith(suffix):
+                found[path.name[: -len(suffix)]] = path
+    if not found:
+        raise DataError(f"No data files in {data_dir}: expected e.g. train.jsonl / test.jsonl "
+                        f"(or {', '.join(DATA_SUFFIXES)}) in the {schema} schema.")
+    return found
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -39,14 +39,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.task import Task, TaskList, read_records
+from agentgym.core.task import Task, TaskList, find_split_files, read_records
 from agentgym.errors import DataError
 
 __all__ = ["BUNDLED_DIR", "bundled_code_files", "docstring_tests", "find_code_files", "load_code_tasks",
            "task_from_record"]
 
 BUNDLED_DIR = Path(str(resources.files("agentgym") / "data" / "pycode"))
-_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
 _HUMANEVAL_KEYS = ("prompt", "entry_point", "test", "canonical_solution")
 
 
@@ -56,18 +55,7 @@ def bundled_code_files() -> dict[str, Path]:
 
 def find_code_files(data_dir: str | Path) -> dict[str, Path]:
     """Split files in a dataset dir: ``train``/``test``/... plus a known suffix, e.g. ``test.jsonl``."""
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise DataError(f"Code data dir {str(data_dir)!r} does not exist or is not a directory.")
-    found = {}
-    for path in sorted(data_dir.iterdir()):
-        for suffix in _SUFFIXES:
-            if path.name.endswith(suffix):
-                found[path.name[: -len(suffix)]] = path
-    if not found:
-        raise DataError(f"No code task files in {data_dir}: expected e.g. train.jsonl / test.jsonl "
-                        f"(or {', '.join(_SUFFIXES)}) in the HumanEval or MBPP schema.")
-    return found
+    return find_split_files(data_dir, schema="HumanEval or MBPP")
 
 
 def docstring_tests(prompt: str, entry_point: str) -> list[str]:

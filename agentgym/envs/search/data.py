@@ -8,13 +8,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.task import Task, TaskList, read_records
+from agentgym.core.task import Task, TaskList, find_split_files, read_records
 from agentgym.errors import DataError
 
 __all__ = ["BUNDLED_DIR", "bundled_corpus", "bundled_qa_files", "find_qa_files", "load_qa_tasks", "task_from_record"]
 
 BUNDLED_DIR = Path(str(resources.files("agentgym") / "data" / "searchqa"))
-_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
 
 
 def bundled_corpus() -> Path:
@@ -27,18 +26,7 @@ def bundled_qa_files() -> dict[str, Path]:
 
 def find_qa_files(data_dir: str | Path) -> dict[str, Path]:
     """Split files in a FlashRAG-style dataset dir: ``train``/``dev``/``test`` + a known suffix."""
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise DataError(f"QA data dir {str(data_dir)!r} does not exist or is not a directory.")
-    found = {}
-    for path in sorted(data_dir.iterdir()):
-        for suffix in _SUFFIXES:
-            if path.name.endswith(suffix):
-                found[path.name[: -len(suffix)]] = path
-    if not found:
-        raise DataError(f"No QA files in {data_dir}: expected e.g. train.jsonl / test.jsonl "
-                        f"(or {', '.join(_SUFFIXES)}) in the Search-R1 / FlashRAG schema.")
-    return found
+    return find_split_files(data_dir, schema="Search-R1 / FlashRAG")
 
 
 def _golden_answers(record: Mapping[str, Any]) -> list[str]:

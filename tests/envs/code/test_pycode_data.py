@@ -208,7 +208,7 @@ def test_bad_records_name_the_file_and_record(tmp_path, record, message):
 def test_missing_or_empty_data(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         find_code_files(tmp_path / "nope")
-    with pytest.raises(DataError, match="No code task files"):
+    with pytest.raises(DataError, match="No data files.*HumanEval or MBPP"):
         find_code_files(tmp_path)
     with pytest.raises(DataError, match="No code task records"):
         load_code_tasks({"test": write_jsonl(tmp_path / "test.jsonl", [])})

@@ -208,114 +208,136 @@ def _wait(pid, block):
     return status if done else None
 
 
-def _run(req, cfg, ctl_in):
-    start = time.monotonic()
-    stdin_r, stdin_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        for fd in (stdin_w, out_r, err_r):
-            os.close(fd)
-        _child(req, (stdin_r, out_w, err_w), cfg)
-    for fd in (stdin_r, out_w, err_w):
-        os.close(fd)
-    cap = req["max_output_bytes"]
-    bufs = {out_r: bytearray(), err_r: bytearray()}
-    seen = {out_r: 0, err_r: 0}
-    # stdin is read from the control channel only now, after the fork: the child's memory never held it
-    # (a grader's hidden tests travel there), and the buffer is zeroed once written.
-    stdin_buf = bytearray(req["stdin_size"])
-    _read_into(ctl_in, stdin_buf)
-    stdin_view = memoryview(stdin_buf)
-    written = 0
-    for fd in (stdin_w, out_r, err_r):
-        os.set_blocking(fd, False)
-    if not stdin_buf:
-        os.close(stdin_w)
-        stdin_w = None
-    deadline = start + req["timeout_s"]
-    timed_out = flooded = False
-    status = None
-    open_fds = {out_r, err_r}
-    # A pidfd turns readable when the child exits, so one select waits for output, input room and exit.
-    pidfd = os.pidfd_open(pid)
-    while True:
-        if status is None:
-            status = _wait(pid, block=False)
-            if status is not None:
-                _kill_leftovers(pid, cfg)  # closes pipes held by anything it left running
-        if status is not None and not open_fds:
-            break
-        now = time.monotonic()
-        if now >= deadline and status is None:
-            timed_out = True
-            _kill_leftovers(pid, cfg)
-            status = _wait(pid, block=True)
-            continue
-        if status is not None and now > deadline + 2:
-            break  # something outside our reach holds a pipe: do not wait for it forever
-        wait_s = max(0.0, deadline - now) if status is None else 0.05
-        readers = list(open_fds) + ([pidfd] if status is None else [])
-        writers = [stdin_w] if stdin_w is not None else []
-        try:
-            readable, writable, _ = select.select(readers, writers, [], wait_s)
-        except InterruptedError:
-            continue
-        if writable:
-            try:
-                written += os.write(stdin_w, stdin_view[written:written + 65536])
-            except BlockingIOError:
-                pass
-            except BrokenPipeError:
-                written = len(stdin_buf)  # the program stopped reading its input
-            if written >= len(stdin_buf):
-                os.close(stdin_w)
-                stdin_w = None
-        for fd in readable:
-            if fd == pidfd:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                open_fds.discard(fd)
+class _Call:
+    """One call: the forked child, its three pipes, and the supervisor's side of the limits."""
+
+    def __init__(self, req, cfg, ctl_in):
+        self.cfg = cfg
+        self.start = time.monotonic()
+        self.deadline = self.start + req["timeout_s"]
+        self.cap = req["max_output_bytes"]
+        stdin_r, stdin_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            for fd in (stdin_w, out_r, err_r):
                 os.close(fd)
+            _child(req, (stdin_r, out_w, err_w), cfg)
+        for fd in (stdin_r, out_w, err_w):
+            os.close(fd)
+        self.out, self.err = out_r, err_r
+        self.bufs = {out_r: bytearray(), err_r: bytearray()}
+        self.seen = {out_r: 0, err_r: 0}
+        self.open_fds = {out_r, err_r}
+        # stdin is read from the control channel only now, after the fork: the child's memory never held
+        # it (a grader's hidden tests travel there), and the buffer is zeroed once written.
+        self.stdin = bytearray(req["stdin_size"])
+        _read_into(ctl_in, self.stdin)
+        self.stdin_view = memoryview(self.stdin)
+        self.written = 0
+        self.stdin_w = stdin_w
+        for fd in (stdin_w, out_r, err_r):
+            os.set_blocking(fd, False)
+        if not self.stdin:
+            self._close_stdin()
+        self.status = None
+        self.timed_out = self.flooded = False
+
+    def _close_stdin(self):
+        os.close(self.stdin_w)
+        self.stdin_w = None
+
+    def _stop(self):
+        _kill_leftovers(self.pid, self.cfg)
+        self.status = _wait(self.pid, block=True)
+
+    def wait(self):
+        """Feed stdin, collect output, enforce the deadline and the output cap, until the call is over."""
+        # A pidfd turns readable when the child exits, so one select waits for output, input room and exit.
+        pidfd = os.pidfd_open(self.pid)
+        while True:
+            if self.status is None:
+                self.status = _wait(self.pid, block=False)
+                if self.status is not None:
+                    _kill_leftovers(self.pid, self.cfg)  # closes pipes held by anything it left running
+            if self.status is not None and not self.open_fds:
+                break
+            now = time.monotonic()
+            if now >= self.deadline and self.status is None:
+                self.timed_out = True
+                self._stop()
                 continue
-            seen[fd] += len(chunk)
-            room = cap - len(bufs[fd])
-            if room > 0:
-                bufs[fd] += chunk[:room]
-            # A program that floods its output is stopped: reading it costs the host time.
-            if seen[fd] > 8 * cap and status is None:
-                flooded = True
-                _kill_leftovers(pid, cfg)
-                status = _wait(pid, block=True)
-    os.close(pidfd)
-    for fd in list(open_fds) + ([stdin_w] if stdin_w is not None else []):
-        os.close(fd)
-    _reap()
-    _reaped.clear()
-    stdin_view.release()
-    stdin_buf[:] = bytes(len(stdin_buf))
-    duration = time.monotonic() - start
-    if os.WIFSIGNALED(status):
-        exit_code = -os.WTERMSIG(status)
-    else:
-        exit_code = os.WEXITSTATUS(status)
-    cpu_exceeded = exit_code == -signal.SIGXCPU
-    err_tail = bytes(bufs[err_r][-4096:])
-    return {
-        "stdout": bufs[out_r].decode("utf-8", "replace"),
-        "stderr": bufs[err_r].decode("utf-8", "replace"),
-        "exit_code": exit_code,
-        "timed_out": timed_out or cpu_exceeded,
-        "oom": any(m in err_tail for m in _OOM_MARKERS),
-        "output_truncated": seen[out_r] > cap or seen[err_r] > cap,
-        "output_limit_exceeded": flooded,
-        "duration_s": duration,
-    }
+            if self.status is not None and now > self.deadline + 2:
+                break  # something outside our reach holds a pipe: do not wait for it forever
+            wait_s = max(0.0, self.deadline - now) if self.status is None else 0.05
+            readers = list(self.open_fds) + ([pidfd] if self.status is None else [])
+            writers = [self.stdin_w] if self.stdin_w is not None else []
+            try:
+                readable, writable, _ = select.select(readers, writers, [], wait_s)
+            except InterruptedError:
+                continue
+            if writable:
+                self._feed()
+            for fd in readable:
+                if fd != pidfd:
+                    self._drain(fd)
+        os.close(pidfd)
+
+    def _feed(self):
+        try:
+            self.written += os.write(self.stdin_w, self.stdin_view[self.written:self.written + 65536])
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.written = len(self.stdin)  # the program stopped reading its input
+        if self.written >= len(self.stdin):
+            self._close_stdin()
+
+    def _drain(self, fd):
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.open_fds.discard(fd)
+            os.close(fd)
+            return
+        self.seen[fd] += len(chunk)
+        room = self.cap - len(self.bufs[fd])
+        if room > 0:
+            self.bufs[fd] += chunk[:room]
+        # A program that floods its output is stopped: reading it costs the host time.
+        if self.seen[fd] > 8 * self.cap and self.status is None:
+            self.flooded = True
+            self._stop()
+
+    def result(self):
+        for fd in list(self.open_fds) + ([self.stdin_w] if self.stdin_w is not None else []):
+            os.close(fd)
+        _reap()
+        _reaped.clear()
+        self.stdin_view.release()
+        self.stdin[:] = bytes(len(self.stdin))
+        status = self.status
+        exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        err_tail = bytes(self.bufs[self.err][-4096:])
+        return {
+            "stdout": self.bufs[self.out].decode("utf-8", "replace"),
+            "stderr": self.bufs[self.err].decode("utf-8", "replace"),
+            "exit_code": exit_code,
+            "timed_out": self.timed_out or exit_code == -signal.SIGXCPU,
+            "oom": any(m in err_tail for m in _OOM_MARKERS),
+            "output_truncated": self.seen[self.out] > self.cap or self.seen[self.err] > self.cap,
+            "output_limit_exceeded": self.flooded,
+            "duration_s": time.monotonic() - self.start,
+        }
+
+
+def _run(req, cfg, ctl_in):
+    call = _Call(req, cfg, ctl_in)
+    call.wait()
+    return call.result()
 
 
 def _wipe(cfg):

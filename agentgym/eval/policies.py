@@ -5,29 +5,62 @@ from __future__ import annotations
 import random
 import re
 from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.tools import ToolCall
 from agentgym.errors import ConfigError
 
-__all__ = ["EmptyPolicy", "OraclePolicy", "Policy", "RandomPolicy", "make_policy"]
+__all__ = ["EmptyPolicy", "OraclePolicy", "Policy", "RandomPolicy", "Sampling", "make_policy"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How a model policy samples; recorded with every episode. ``temperature=0`` is greedy."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0, got {self.temperature}.")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}.")
+        if self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {self.max_tokens}.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class Policy(ABC):
-    """Maps the latest observation (and ``info``) to the next action text."""
+    """Maps the latest observation (and ``info``) to the next action text.
+
+    ``model`` names what produces the actions (a model path or id; None for
+    baselines) and ``sampling`` how it samples; ``usage`` counts the episode's
+    prompt and completion tokens (0 for policies without a model).
+    """
 
     name: str = ""
+    model: str | None = None
+    sampling: Sampling | None = None
 
     def reset(self, env: AgentEnv, observation: str, info: dict[str, Any]) -> None:
         """Called after ``env.reset``; ``env`` is the unwrapped env (for privileged policies)."""
         self.env = env
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
     @abstractmethod
-    def act(self, observation: str, info: dict[str, Any]) -> str | dict[str, Any]:
+    def act(self, observation: str, info: dict[str, Any]) -> str | dict[str, Any] | list[dict[str, Any]]:
         """The next action."""
+
+    def close(self) -> None:
+        """Release what the policy holds (connections; loaded models stay cached per process)."""
 
 
 class OraclePolicy(Policy):

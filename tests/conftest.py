@@ -36,3 +36,10 @@ requires_math_verify = _gate(importlib.util.find_spec("math_verify") is not None
                              "needs pip install 'agentgym-suite[code]'")
 requires_reasoning_gym = _gate(importlib.util.find_spec("reasoning_gym") is not None,
                                "needs pip install reasoning-gym (in the dev extra)")
+
+
+def _chromium() -> bool:
+    return importlib.util.find_spec("playwright") is not None and shutil.which("chromium") is not None
+
+
+requires_browser = _gate(_chromium(), "needs apt-get install chromium and pip install playwright")

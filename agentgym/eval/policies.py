@@ -59,6 +59,10 @@ class Policy(ABC):
     def act(self, observation: str, info: dict[str, Any]) -> str | dict[str, Any] | list[dict[str, Any]]:
         """The next action."""
 
+    def seed(self, seed: int) -> None:
+        """Make the next episode a function of ``seed`` alone (the runner calls it before each episode),
+        whichever worker runs it and in whatever order."""
+
     def close(self) -> None:
         """Release what the policy holds (connections; loaded models stay cached per process)."""
 
@@ -96,6 +100,9 @@ class RandomPolicy(Policy):
         super().reset(env, observation, info)
         self.words = _WORD.findall(observation)
         self.rng.seed(f"{self.rng.random()}/{info.get('task_id')}")
+
+    def seed(self, seed: int) -> None:
+        self.rng.seed(seed)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         self.words.extend(_WORD.findall(observation))

@@ -1,0 +1,437 @@
+"""The leaderboard: one summary record per eval run, and the README table and static page built from them.
+
+Layout under ``leaderboard/``::
+
+    runs/<suite>/<model-or-policy slug>-<YYYY-MM-DD>.json   one record per submitted run (make_submission)
+    README.md                                                a ranked markdown table per suite (build_leaderboard)
+    index.html                                               the same, sortable, with SVG charts; no network
+
+Every number the page shows is recomputed from the run records, and every
+string in them (model names come from users) is escaped before it is written.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import ConfigError, DataError
+from agentgym.eval.stats import mean_ci, wilson_ci
+
+__all__ = ["build_leaderboard", "make_submission", "mean_ci", "wilson_ci", "write_submission"]
+
+SCHEMA = 1
+DEFAULT_ACTION_FORMAT = "tags"
+_PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")  # Okabe-Ito
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(episodes)
+    successes = sum(bool(e.get("correct")) for e in episodes)
+    rewards = [float(e.get("reward", 0.0)) for e in episodes]
+    has_tokens = any(e.get("prompt_tokens") is not None or e.get("completion_tokens") is not None
+                     for e in episodes)
+    tokens = [(e.get("prompt_tokens") or 0) + (e.get("completion_tokens") or 0) for e in episodes]
+    versions = sorted({str(e["env_version"]) for e in episodes if e.get("env_version") is not None})
+    if len(versions) > 1:
+        raise ConfigError(f"{episodes[0]['env_id']}: results mix env versions {versions}; "
+                          "submit one run per env version.")
+    return {
+        "env_version": versions[0] if versions else None,
+        "episodes": n,
+        "successes": successes,
+        "success_rate": _r(successes / n),
+        "success_ci": [_r(x) for x in wilson_ci(successes, n)],
+        "mean_reward": _r(sum(rewards) / n),
+        "reward_ci": [_r(x) for x in mean_ci(rewards)],
+        "mean_turns": _r(sum(int(e.get("turns", 0)) for e in episodes) / n),
+        "mean_tool_calls": _r(sum(int(e.get("tool_calls", 0)) for e in episodes) / n),
+        "mean_tokens": _r(sum(tokens) / n) if has_tokens else None,
+        "errors": sum(bool(e.get("error")) for e in episodes),
+        # [turns, 1 if solved else 0] per episode, in episode order: enough for a success-vs-turns plot
+        "turns_correct": [[int(e.get("turns", 0)), int(bool(e.get("correct")))] for e in episodes],
+    }
+
+
+def _group_by_env(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    by_env: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for result in results:
+        if not result.get("env_id"):
+            raise ConfigError("every result needs an env_id; pass EpisodeResult.as_dict() records.")
+        by_env[result["env_id"]].append(result)
+    for env_id, episodes in by_env.items():
+        numbers = [e["episode"] for e in episodes if e.get("episode") is not None]
+        if len(numbers) != len(set(numbers)):
+            raise ConfigError(f"{env_id}: an episode number appears twice in the results; "
+                              "deduplicate the results file before submitting.")
+        if len(numbers) == len(episodes):
+            episodes.sort(key=lambda e: e["episode"])
+    return dict(sorted(by_env.items()))
+
+
+def _parse_date(date: str) -> datetime:
+    try:
+        return datetime.fromisoformat(date.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"date must be ISO 8601 (e.g. 2025-06-01), got {date!r}.") from None
+
+
+def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version: str, policy: str,
+                    model: str | None, sampling: Mapping[str, Any] | None, date: str,
+                    agentgym_version: str, git_commit: str | None,
+                    protocol_flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The summary record of one run of ``suite``: per-env aggregates, provenance and flags.
+
+    ``results`` are ``EpisodeResult.as_dict()`` records. ``protocol_flags`` says how
+    the run departed from the suite's protocol: ``{"env_kwargs": {...},
+    "action_format": "tags"}`` (both optional). ``reproducible`` means greedy
+    decoding (temperature 0, or a policy without a model) and a recorded git
+    commit; ``default_protocol`` means no env kwargs and the default action format.
+    """
+    if not results:
+        raise ConfigError("make_submission needs at least one episode result.")
+    if not suite.strip() or not policy.strip():
+        raise ConfigError("suite and policy must be non-empty names.")
+    _parse_date(date)
+    protocol = dict(protocol_flags or {})
+    env_kwargs = dict(protocol.get("env_kwargs") or {})
+    action_format = protocol.get("action_format") or env_kwargs.get("action_format") or DEFAULT_ACTION_FORMAT
+    greedy = model is None or (sampling is not None and float(sampling.get("temperature", 1.0)) == 0.0)
+    envs = {env_id: _env_aggregate(episodes) for env_id, episodes in _group_by_env(results).items()}
+    return {
+        "schema": SCHEMA,
+        "suite": suite,
+        "suite_version": suite_version,
+        "policy": policy,
+        "model": model,
+        "sampling": dict(sampling) if sampling is not None else None,
+        "date": date,
+        "agentgym_version": agentgym_version,
+        "git_commit": git_commit or None,
+        "protocol": {**protocol, "env_kwargs": env_kwargs, "action_format": action_format},
+        "flags": {"reproducible": bool(greedy and git_commit),
+                  "default_protocol": not env_kwargs and action_format == DEFAULT_ACTION_FORMAT},
+        "envs": envs,
+    }
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-.")
+    return slug[:80].rstrip("-.") or "run"
+
+
+def write_submission(submission: Mapping[str, Any], leaderboard_dir: str | Path) -> Path:
+    """Write ``runs/<suite>/<model-or-policy>-<date>.json``; a different run of the same day gets ``-2``, ``-3``..."""
+    text = json.dumps(submission, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    folder = Path(leaderboard_dir) / "runs" / _slug(submission["suite"])
+    stem = f"{_slug(submission['model'] or submission['policy'])}-{_parse_date(submission['date']).date()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+        if not path.exists() or path.read_text(encoding="utf-8") == text:
+            path.write_text(text, encoding="utf-8")
+            return path
+    raise ConfigError(f"{folder} already holds 999 runs named {stem}; pick another date or name.")
+
+
+# ---------------------------------------------------------------- reading runs
+
+
+def _load_run(path: Path) -> dict[str, Any]:
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise DataError(f"{path}: not a readable JSON run record ({e}).") from e
+    missing = {"suite", "policy", "date", "envs", "flags"} - set(run) if isinstance(run, dict) else {"a JSON object"}
+    if missing:
+        raise DataError(f"{path}: missing {sorted(missing)}; write runs with `agentgym eval --submit`.")
+    if not run["envs"] or not all(isinstance(e, dict) and e.get("episodes") for e in run["envs"].values()):
+        raise DataError(f"{path}: every env needs at least one episode.")
+    return run
+
+
+def _name(run: Mapping[str, Any]) -> str:
+    return str(run.get("model") or run["policy"])
+
+
+def _mean_success(run: Mapping[str, Any]) -> float:
+    rates = [e["success_rate"] for e in run["envs"].values()]
+    return sum(rates) / len(rates)
+
+
+def _mean_reward(run: Mapping[str, Any]) -> float:
+    rewards = [e["mean_reward"] for e in run["envs"].values()]
+    return sum(rewards) / len(rewards)
+
+
+def _ranked_suites(leaderboard_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Runs grouped by suite, best first: mean success over the run's envs, then mean reward, then name."""
+    suites: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for path in sorted((leaderboard_dir / "runs").glob("**/*.json")):
+        run = _load_run(path)
+        suites[str(run["suite"])].append(run)
+    for runs in suites.values():
+        runs.sort(key=lambda r: (-_mean_success(r), -_mean_reward(r), _name(r), str(r["date"])))
+    return dict(sorted(suites.items()))
+
+
+def _suite_envs(runs: Iterable[Mapping[str, Any]]) -> list[str]:
+    return sorted({env_id for run in runs for env_id in run["envs"]})
+
+
+def _flag_names(run: Mapping[str, Any]) -> list[str]:
+    flags = run["flags"]
+    return [label for key, label in (("reproducible", "reproducible"), ("default_protocol", "default-protocol"))
+            if flags.get(key)]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+# ---------------------------------------------------------------- README.md
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # not "#": html.escape writes &#x27;
+
+
+def _md(text: str) -> str:
+    """Plain text for a markdown table cell: no HTML, no markdown syntax, no line breaks, no cell breaks."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(text).split())))
+
+
+def _md_cell(env: Mapping[str, Any] | None) -> str:
+    if env is None:
+        return "–"
+    low, high = env["success_ci"]
+    return f"{_pct(env['success_rate'])}% [{_pct(low)}–{_pct(high)}] · r={env['mean_reward']:.2f}"
+
+
+def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
+    n_runs = sum(len(runs) for runs in suites.values())
+    lines = ["# agentgym leaderboard", "",
+             f"Built by `agentgym leaderboard build` from {n_runs} run records in `runs/`; do not edit by hand.", "",
+             "- Each env cell: success rate % [95% Wilson CI] · mean reward.",
+             "- Rank: mean success over the suite's envs. Rows compare only within one env id (ids carry a version).",
+             ("- Flags: *reproducible* = greedy decoding and a recorded git commit; "
+              "*default-protocol* = no env kwargs overridden and the default action format."), ""]
+    for suite, runs in suites.items():
+        envs = _suite_envs(runs)
+        versions = sorted({str(r.get("suite_version")) for r in runs})
+        lines += [f"## Suite {_md(suite)} (version {_md(', '.join(versions))})", "",
+                  "| rank | model / policy | " + " | ".join(_md(e) for e in envs)
+                  + " | mean success | episodes | date | flags |",
+                  "|---:|---|" + "---|" * len(envs) + "---:|---:|---|---|"]
+        for rank, run in enumerate(runs, 1):
+            cells = [str(rank), _md(_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
+            cells += [_md_cell(run["envs"].get(e)) for e in envs]
+            cells += [f"{_pct(_mean_success(run))}%", str(sum(e["episodes"] for e in run["envs"].values())),
+                      _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if not suites:
+        lines += ["No runs yet: `agentgym eval ... --submit` writes one to `runs/`.", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- index.html
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .6rem;text-align:right;white-space:nowrap}
+th{cursor:pointer;user-select:none;background:#f4f4f4}
+th[aria-sort=descending]::after{content:" \\25BC"}th[aria-sort=ascending]::after{content:" \\25B2"}
+td.name,th.name{text-align:left;white-space:normal;max-width:22rem;overflow-wrap:anywhere}
+.ci{color:#777;font-size:85%}.flag{background:#e8f1fb;border-radius:3px;padding:0 .3rem;margin-left:.2rem}
+.charts{display:flex;flex-wrap:wrap;gap:1rem}svg{background:#fff;border:1px solid #eee}
+svg text{font:11px system-ui,sans-serif;fill:#333}
+"""
+
+# Sorts a table by the clicked column's data-value (numbers numerically); missing values stay last.
+_JS = """
+document.querySelectorAll("table.board").forEach(function (table) {
+  var heads = table.querySelectorAll("thead th");
+  heads.forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var descending = th.getAttribute("aria-sort") !== "descending";
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      function key(row) { return row.cells[col].getAttribute("data-value"); }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === "" || y === "") { return (x === "") - (y === ""); }
+        var nx = Number(x), ny = Number(y), c;
+        c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        return descending ? -c : c;
+      });
+      heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
+    heads = ["rank", "model / policy"] + envs + ["mean success %", "episodes", "date", "flags"]
+    out = [f'<table class="board" data-suite="{_e(suite)}"><thead><tr>']
+    out += [f'<th scope="col"{" class=name" if h == "model / policy" else ""}>{_e(h)}</th>' for h in heads]
+    out.append("</tr></thead><tbody>")
+    for rank, run in enumerate(runs, 1):
+        name, flags = _name(run), _flag_names(run)
+        episodes = sum(e["episodes"] for e in run["envs"].values())
+        out.append(f'<tr data-rank="{rank}" data-name="{_e(name)}" data-policy="{_e(run["policy"])}" '
+                   f'data-mean-success="{_mean_success(run):.4f}" data-episodes="{episodes}" '
+                   f'data-reproducible="{str("reproducible" in flags).lower()}" '
+                   f'data-default-protocol="{str("default-protocol" in flags).lower()}">')
+        out.append(f'<td data-value="{rank}">{rank}</td>')
+        policy = f' <span class="ci">{_e(run["policy"])}</span>' if run.get("model") else ""
+        out.append(f'<td class="name" data-value="{_e(name.lower())}">{_e(name)}{policy}</td>')
+        for env_id in envs:
+            env = run["envs"].get(env_id)
+            if env is None:
+                out.append('<td data-value="">–</td>')
+                continue
+            low, high = env["success_ci"]
+            out.append(f'<td data-value="{env["success_rate"]}" title="mean reward {env["mean_reward"]:.3f}">'
+                       f'{_pct(env["success_rate"])} <span class="ci">[{_pct(low)}–{_pct(high)}] '
+                       f'r={env["mean_reward"]:.2f}</span></td>')
+        out.append(f'<td data-value="{_mean_success(run):.4f}">{_pct(_mean_success(run))}</td>')
+        out.append(f'<td data-value="{episodes}">{episodes}</td>')
+        out.append(f'<td data-value="{_e(run["date"])}">{_e(str(run["date"])[:10])}</td>')
+        badges = "".join(f'<span class="flag">{_e(f)}</span>' for f in flags)
+        out.append(f'<td data-value="{len(flags)}">{badges}</td></tr>')
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _bar_chart(env_id: str, runs: list[dict[str, Any]]) -> str:
+    """Horizontal bars of success rate per run on one env, with the 95% CI as a whisker."""
+    rows = [(run, run["envs"][env_id]) for run in runs if env_id in run["envs"]]
+    label_w, plot_w, row_h, top = 200, 320, 22, 28
+    width, height = label_w + plot_w + 70, top + row_h * len(rows) + 24
+    out = [(f'<svg class="bars" data-env="{_e(env_id)}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{width}" height="{height}" role="img" aria-label="success rate on {_e(env_id)}">'),
+           f'<text x="4" y="16" font-weight="bold">{_e(env_id)}: success % (95% CI)</text>']
+    for i, (run, env) in enumerate(rows):
+        y, name = top + i * row_h, _name(run)
+        short = name if len(name) <= 28 else name[:27] + "…"
+        low, high = (label_w + plot_w * x for x in env["success_ci"])
+        out.append(f'<g><title>{_e(name)}: {_pct(env["success_rate"])}% of {env["episodes"]}</title>'
+                   f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end">{_e(short)}</text>'
+                   f'<rect x="{label_w}" y="{y + 4}" width="{plot_w * env["success_rate"]:.1f}" height="{row_h - 8}" '
+                   f'fill="{_PALETTE[i % len(_PALETTE)]}"/>'
+                   f'<line x1="{low:.1f}" x2="{high:.1f}" y1="{y + 11}" y2="{y + 11}" stroke="#333"/>'
+                   f'<text x="{label_w + plot_w + 6}" y="{y + 15}">{_pct(env["success_rate"])}</text></g>')
+    axis_y = top + row_h * len(rows) + 4
+    for tick in (0, 0.5, 1):
+        x = label_w + plot_w * tick
+        out.append(f'<line x1="{x}" x2="{x}" y1="{top}" y2="{axis_y}" stroke="#ccc"/>'
+                   f'<text x="{x}" y="{axis_y + 14}" text-anchor="middle">{int(tick * 100)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _turn_rates(run: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """(turns, episodes that ended after that many turns, of them solved), over all the run's envs."""
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for env in run["envs"].values():
+        for turns, correct in env.get("turns_correct", []):
+            counts[int(turns)][0] += 1
+            counts[int(turns)][1] += int(correct)
+    return [(t, n, k) for t, (n, k) in sorted(counts.items())]
+
+
+def _turns_plot(suite: str, runs: list[dict[str, Any]]) -> str:
+    """Success rate of the episodes that ended after t turns, against t, one line per run."""
+    series = [(run, _turn_rates(run)) for run in runs]
+    turns = [t for _, points in series for t, _, _ in points] or [1]
+    lo, hi = min(turns), max(turns)
+    left, top, plot_w, plot_h, legend_w = 44, 28, 420, 220, 220
+    width, height = left + plot_w + 20 + legend_w, top + plot_h + 40
+
+    def xy(t: int, rate: float) -> tuple[float, float]:
+        x = left + (plot_w * (t - lo) / (hi - lo) if hi > lo else plot_w / 2)
+        return round(x, 1), round(top + plot_h * (1 - rate), 1)
+
+    out = [(f'<svg class="turns" data-suite="{_e(suite)}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{width}" height="{height}" role="img" aria-label="success rate by number of turns">'),
+           f'<text x="4" y="16" font-weight="bold">success % by episode length (turns), suite {_e(suite)}</text>']
+    for tick in (0, 0.5, 1):
+        _, y = xy(lo, tick)
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y}" y2="{y}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{int(tick * 100)}</text>')
+    for t in sorted(set(turns)) if len(set(turns)) <= 20 else (lo, hi):
+        x, _ = xy(t, 0)
+        out.append(f'<text x="{x}" y="{top + plot_h + 16}" text-anchor="middle">{t}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h + 32}" text-anchor="middle">turns</text>')
+    for i, (run, points) in enumerate(series):
+        color, name = _PALETTE[i % len(_PALETTE)], _name(run)
+        coords = [xy(t, k / n) for t, n, k in points]
+        out.append(f'<g class="series" data-name="{_e(name)}">'
+                   f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                   f'points="{" ".join(f"{x},{y}" for x, y in coords)}"/>')
+        out += [f'<circle cx="{x}" cy="{y}" r="{2 + min(4, math.sqrt(n))}" fill="{color}">'
+                f'<title>{_e(name)}: {k}/{n} solved in {t} turns</title></circle>'
+                for (x, y), (t, n, k) in zip(coords, points)]
+        short = name if len(name) <= 30 else name[:29] + "…"
+        ly = top + 8 + 16 * i
+        out.append(f'<rect x="{left + plot_w + 20}" y="{ly - 8}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{left + plot_w + 36}" y="{ly + 1}">{_e(short)}</text></g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _index_html(suites: Mapping[str, list[dict[str, Any]]]) -> str:
+    # The CSP pins the one inline script by hash and allows no fetches at all: the page works
+    # offline by construction, and markup that slipped past escaping still could not run.
+    script_hash = base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
+    csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
+           "img-src data:; base-uri 'none'; form-action 'none'")
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+             f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+             '<meta name="viewport" content="width=device-width,initial-scale=1">',
+             f"<title>agentgym leaderboard</title><style>{_CSS}</style></head><body>",
+             "<h1>agentgym leaderboard</h1>",
+             ("<p>Success rate % with its 95% Wilson interval and mean reward r, per env; ranked by mean success "
+              "over the suite's envs. Click a column header to sort. <em>reproducible</em>: greedy decoding and a "
+              "recorded git commit; <em>default-protocol</em>: no env kwargs overridden, default action format.</p>")]
+    for suite, runs in suites.items():
+        envs = _suite_envs(runs)
+        versions = ", ".join(sorted({str(r.get("suite_version")) for r in runs}))
+        parts += [f'<section data-suite="{_e(suite)}"><h2>Suite {_e(suite)} <small>version {_e(versions)}</small></h2>',
+                  _html_table(suite, runs, envs), '<div class="charts">']
+        parts += [_bar_chart(env_id, runs) for env_id in envs]
+        parts += [_turns_plot(suite, runs), "</div></section>"]
+    if not suites:
+        parts.append("<p>No runs yet.</p>")
+    parts.append(f"<script>{_JS}</script></body></html>\n")
+    return "\n".join(parts)
+
+
+def build_leaderboard(leaderboard_dir: str | Path) -> tuple[Path, Path]:
+    """Read every ``runs/**/*.json`` under ``leaderboard_dir``; write and return its README.md and index.html."""
+    leaderboard_dir = Path(leaderboard_dir)
+    suites = _ranked_suites(leaderboard_dir)
+    readme, index = leaderboard_dir / "README.md", leaderboard_dir / "index.html"
+    leaderboard_dir.mkdir(parents=True, exist_ok=True)
+    readme.write_text(_readme(suites), encoding="utf-8")
+    index.write_text(_index_html(suites), encoding="utf-8")
+    return readme, index

@@ -1,0 +1,222 @@
+"""Leaderboard: run records, their aggregates and CIs, and the README and page built from them."""
+
+import json
+import shutil
+
+import pytest
+from conftest import requires_browser
+
+from agentgym.errors import ConfigError, DataError
+from agentgym.eval.leaderboard import build_leaderboard, make_submission, write_submission
+from agentgym.eval.stats import mean_ci, wilson_ci
+
+EVIL = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">|x'
+SEARCH, MATH = "agentgym/SearchQA-v0", "agentgym/MathTool-v0"
+
+
+def episode(env_id, i, *, correct, turns, reward=None, **extra):
+    return {"env_id": env_id, "task_id": f"t{i}", "episode": i, "correct": correct, "turns": turns,
+            "reward": float(correct) if reward is None else reward, "tool_calls": turns - 1,
+            "prompt_tokens": 100, "completion_tokens": 20, "error": None, **extra}
+
+
+def submission(results, *, model="org/model", policy="openai", temperature=0.0, commit="abc123",
+               date="2025-06-01", **protocol):
+    return make_submission(results, suite="core", suite_version="1", policy=policy, model=model,
+                           sampling=None if temperature is None else {"temperature": temperature, "top_p": 1.0},
+                           date=date, agentgym_version="0.1.0", git_commit=commit, protocol_flags=protocol or None)
+
+
+def test_wilson_ci_hand_computed():
+    # 8/10: p=.8, z^2=3.8415, centre=(.8+.19207)/1.38415=.71676, half=1.41600*sqrt(.016+.0096037)=.22656
+    low, high = wilson_ci(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson_ci(0, 10) == (0.0, pytest.approx(0.2775, abs=1e-4))
+    assert wilson_ci(10, 10) == (pytest.approx(0.7225, abs=1e-4), 1.0)
+    assert wilson_ci(0, 0) == (0.0, 1.0)
+
+
+def test_mean_ci_hand_computed_and_clipped():
+    # mean .75, sample sd .5, se .25, half 1.96*.25=.49 -> [.26, 1.24] clipped to [.26, 1]
+    low, high = mean_ci([1.0, 0.0, 1.0, 1.0])
+    assert low == pytest.approx(0.26, abs=1e-4) and high == 1.0
+    assert mean_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    assert mean_ci([0.3]) == (0.0, 1.0)
+
+
+def test_make_submission_aggregates_per_env():
+    results = [episode(SEARCH, i, correct=i < 8, turns=2 + i % 3) for i in range(10)]
+    results += [episode(MATH, 1, correct=False, turns=4, reward=0.0, error="PolicyError: timeout"),
+                episode(MATH, 0, correct=True, turns=2, reward=0.5)]
+    sub = submission(results)
+    search, math = sub["envs"][SEARCH], sub["envs"][MATH]
+    assert list(sub["envs"]) == sorted([SEARCH, MATH])
+    assert (search["episodes"], search["successes"], search["success_rate"]) == (10, 8, 0.8)
+    assert search["success_ci"] == [0.4902, 0.9433]
+    assert search["mean_reward"] == 0.8 and search["mean_turns"] == 2.9 and search["mean_tool_calls"] == 1.9
+    assert search["mean_tokens"] == 120 and search["errors"] == 0
+    assert math["errors"] == 1 and math["mean_reward"] == 0.25
+    assert math["turns_correct"] == [[2, 1], [4, 0]]  # episode order, not input order
+    assert sub["flags"] == {"reproducible": True, "default_protocol": True}
+    json.dumps(sub, allow_nan=False)
+
+
+@pytest.mark.parametrize(("kwargs", "reproducible"), [
+    ({}, True),
+    ({"temperature": 0.7}, False),
+    ({"temperature": None}, False),  # a model without recorded sampling cannot claim greedy
+    ({"commit": None}, False),
+    ({"model": None, "policy": "oracle", "temperature": None}, True),
+])
+def test_reproducible_flag(kwargs, reproducible):
+    sub = submission([episode(SEARCH, 0, correct=True, turns=1)], **kwargs)
+    assert sub["flags"]["reproducible"] is reproducible
+
+
+def test_default_protocol_flag():
+    one = [episode(SEARCH, 0, correct=True, turns=1)]
+    assert submission(one, action_format="tags")["flags"]["default_protocol"] is True
+    assert submission(one, env_kwargs={"topk": 10})["flags"]["default_protocol"] is False
+    assert submission(one, action_format="json")["flags"]["default_protocol"] is False
+    assert submission(one, env_kwargs={"action_format": "json"})["flags"]["default_protocol"] is False
+
+
+def test_make_submission_rejects_bad_input():
+    with pytest.raises(ConfigError, match="at least one"):
+        submission([])
+    with pytest.raises(ConfigError, match="ISO 8601"):
+        submission([episode(SEARCH, 0, correct=True, turns=1)], date="June 1st")
+    with pytest.raises(ConfigError, match="twice"):
+        submission([episode(SEARCH, 0, correct=True, turns=1)] * 2)
+    with pytest.raises(ConfigError, match="env versions"):
+        submission([episode(SEARCH, 0, correct=True, turns=1, env_version="a"),
+                    episode(SEARCH, 1, correct=True, turns=1, env_version="b")])
+
+
+def test_write_submission_path_and_stable_json(tmp_path):
+    sub = submission([episode(SEARCH, 0, correct=True, turns=1)], model="Meta-Llama/Llama 3.1 8B",
+                     date="2025-06-01T12:30:00Z")
+    path = write_submission(sub, tmp_path)
+    assert path == tmp_path / "runs" / "core" / "meta-llama-llama-3.1-8b-2025-06-01.json"
+    text = path.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert write_submission(sub, tmp_path) == path  # the same run again is the same file
+    other = submission([episode(SEARCH, 0, correct=False, turns=1)], model="Meta-Llama/Llama 3.1 8B")
+    assert write_submission(other, tmp_path).name == "meta-llama-llama-3.1-8b-2025-06-01-2.json"
+    traversal = submission([episode(SEARCH, 0, correct=True, turns=1)], model="../../etc/passwd")
+    assert write_submission(traversal, tmp_path).parent == tmp_path / "runs" / "core"
+
+
+def write_board(tmp_path):
+    """Three runs: strong greedy model, a user-named one with markup, a sampled weaker one missing an env."""
+    runs = [
+        submission([episode(SEARCH, i, correct=i < 9, turns=1 + i % 3) for i in range(10)]
+                   + [episode(MATH, i, correct=i < 3, turns=2 + i % 2) for i in range(4)], model="good/model"),
+        submission([episode(SEARCH, i, correct=i < 5, turns=1 + i % 4) for i in range(10)]
+                   + [episode(MATH, i, correct=i < 2, turns=2) for i in range(4)], model=EVIL, commit=None),
+        submission([episode(SEARCH, i, correct=i < 2, turns=3) for i in range(10)], model=None, policy="random",
+                   temperature=None, env_kwargs={"topk": 3}),
+    ]
+    for run in runs:
+        write_submission(run, tmp_path)
+    return build_leaderboard(tmp_path)
+
+
+def test_build_readme_ranks_and_escapes(tmp_path):
+    readme, index = write_board(tmp_path)
+    assert (readme, index) == (tmp_path / "README.md", tmp_path / "index.html")
+    text = readme.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| rank")]
+    assert rows[0].split(" | ")[1] == "good/model (openai)"
+    assert rows[0].startswith("| 1 | good/model") and rows[2].startswith("| 3 | random")
+    assert "90.0% [59.6–98.2] · r=0.90" in rows[0]  # 9/10 Wilson
+    assert rows[0].endswith("| 82.5% | 14 | 2025-06-01 | reproducible, default-protocol |")
+    # no MathTool run; a policy without a model is greedy, but env kwargs were overridden
+    assert rows[2].endswith("| – | 20.0% [5.7–51.0] · r=0.20 | 20.0% | 10 | 2025-06-01 | reproducible |")
+    assert rows[1].endswith("| 50.0% | 14 | 2025-06-01 | default-protocol |")  # no commit recorded
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert all(row.count(" | ") == rows[0].count(" | ") for row in rows)  # the "|" in the name is escaped
+    assert "## Suite core (version 1)" in text
+
+
+def test_build_html_is_escaped_and_offline(tmp_path):
+    _, index = write_board(tmp_path)
+    page = index.read_text()
+    assert "<script>window.pwned" not in page and 'onerror="window' not in page
+    assert page.count("&lt;script&gt;window.pwned=1&lt;/script&gt;") >= 3  # table, bar charts, legend
+    assert page.count("<script>") == 1 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in page and 'data-name="good/model"' in page
+
+
+def test_build_rejects_a_broken_run(tmp_path):
+    (tmp_path / "runs" / "core").mkdir(parents=True)
+    (tmp_path / "runs" / "core" / "bad.json").write_text('{"suite": "core"}')
+    with pytest.raises(DataError, match="bad.json"):
+        build_leaderboard(tmp_path)
+
+
+def test_build_with_no_runs(tmp_path):
+    readme, index = build_leaderboard(tmp_path)
+    assert "No runs yet" in readme.read_text() and "No runs yet" in index.read_text()
+
+
+@pytest.mark.browser
+@requires_browser
+def test_page_in_chromium(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    _, index = write_board(tmp_path)
+    requests, errors = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                          "--disable-component-update", "--no-first-run", "--disable-sync"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(index.as_uri())
+            rows = page.locator("table.board tbody tr")
+            assert rows.count() == 3
+
+            def names():
+                return [rows.nth(i).get_attribute("data-name") for i in range(rows.count())]
+
+            assert names() == ["good/model", EVIL, "random"]
+            assert rows.nth(0).get_attribute("data-mean-success") == "0.8250"
+            assert rows.nth(0).get_attribute("data-reproducible") == "true"
+            assert rows.nth(1).get_attribute("data-reproducible") == "false"
+            assert EVIL in rows.nth(1).locator("td.name").inner_text()  # shown as text, never run
+            assert page.evaluate("window.pwned") is None
+
+            header = page.locator("table.board thead th", has_text="mean success")
+            header.click()  # first click: best first
+            assert names() == ["good/model", EVIL, "random"] and header.get_attribute("aria-sort") == "descending"
+            header.click()
+            assert names() == ["random", EVIL, "good/model"] and header.get_attribute("aria-sort") == "ascending"
+            math_header = page.locator("table.board thead th", has_text="MathTool")
+            math_header.click()
+            math_header.click()  # ascending: the run without MathTool stays last either way
+            assert names() == [EVIL, "good/model", "random"]
+            page.locator("table.board thead th", has_text="model / policy").click()
+            assert names() == ["random", "good/model", EVIL]  # descending by name
+
+            assert page.locator(f'svg.bars[data-env="{SEARCH}"] rect').count() == 3
+            assert page.locator(f'svg.bars[data-env="{MATH}"] rect').count() == 2
+            series = page.locator("svg.turns g.series")
+            assert series.count() == 3 and series.nth(0).locator("circle").count() == 3  # turns 1, 2, 3
+            assert page.locator("svg.turns polyline").first.bounding_box()["width"] > 0
+        finally:
+            browser.close()
+    assert errors == []
+    assert requests and all(url.startswith("file://") for url in requests)
+
+
+def test_stats_doctests():
+    import doctest
+
+    import agentgym.eval.stats
+
+    result = doctest.testmod(agentgym.eval.stats)
+    assert result.attempted >= 2 and result.failed == 0

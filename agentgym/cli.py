@@ -95,47 +95,61 @@ def _read_action(prompt: str) -> str:
 
 
 @app.command("eval")
-def eval_cmd(policy: Annotated[str, typer.Option(help="oracle, random or empty.")] = "oracle",
-             env: Annotated[Optional[list[str]], typer.Option(
-                 "--env", help="Env id (repeatable); default agentgym/SearchQA-v0.")] = None,
-             episodes: Annotated[int, typer.Option(help="Episodes per env.")] = 20,
-             split: Annotated[Optional[str], typer.Option(help="Task split (default: the env's, test).")] = None,
-             seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
-             kwarg: KwargOption = None,
-             results: Annotated[Optional[Path], typer.Option(help="Append one JSON line per episode here.")] = None,
-             summary_json: Annotated[Optional[Path], typer.Option(help="Write {env_id: summary} here.")] = None,
-             ) -> None:
-    """Evaluate a policy and print a table of mean reward and success rate per env."""
-    from rich.progress import Progress
+def eval_cmd(
+    policy: Annotated[str, typer.Option(help="smollm2 (a real model, offline), hf:<path>, openai:<base_url> "
+                                             "(with --model), vllm:<model>, oracle, random or empty.")] = "smollm2",
+    suite: Annotated[str, typer.Option(help="Named suite: core (small, every env family) or full.")] = "core",
+    env: Annotated[Optional[list[str]], typer.Option("--env", help="Env id (repeatable) instead of a suite.")] = None,
+    episodes: Annotated[Optional[int], typer.Option(help="Episodes per env [default: the suite's; 20 with --env].")]
+    = None,
+    split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's, test].")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
+    model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,
+    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 256,
+    concurrency: Annotated[int, typer.Option(help="Episodes run at once.")] = 1,
+    remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL.")] = None,
+    ray: Annotated[Optional[str], typer.Option(help="Run episodes on Ray: a cluster address, or 'local'.")] = None,
+    kwarg: KwargOption = None,
+    results: Annotated[Optional[Path], typer.Option(
+        help="Episode log (JSON lines); rerunning the same command resumes it [default: results/<run>.jsonl].")]
+    = None,
+    summary_json: Annotated[Optional[Path], typer.Option(help="Write {env_id: summary} here.")] = None,
+    submit: Annotated[bool, typer.Option(help="Add this run's summary to leaderboard/runs.")] = False,
+    leaderboard_dir: Annotated[Path, typer.Option(help="Where --submit writes.")] = Path("leaderboard"),
+) -> None:
+    """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
+    from agentgym.eval.command import EvalRequest, run_eval, submit as submit_run, summary_table
+    from agentgym.eval.policies import Sampling
 
-    from agentgym.eval.runner import evaluate, summarize
-
-    summaries = {}
-    out = results.open("a", encoding="utf-8") if results else None
-    try:
-        with Progress(console=console, transient=True) as progress:
-            for env_id in env or ["agentgym/SearchQA-v0"]:
-                bar = progress.add_task(env_id, total=episodes)
-
-                def record(result, bar=bar):
-                    progress.advance(bar)
-                    if out:
-                        out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
-
-                runs = evaluate(env_id, policy, episodes=episodes, split=split, seed=seed,
-                                env_kwargs=_parse_kwargs(kwarg or []), on_episode=record)
-                summaries[env_id] = summarize(runs)
-    finally:
-        if out:
-            out.close()
-    table = Table("policy", "episodes", "mean reward", "success rate", "mean turns")
-    table.add_column("env", no_wrap=True)
-    for env_id, s in summaries.items():
-        table.add_row(policy, str(s["episodes"]), f"{s['mean_reward']:.3f}", f"{s['success_rate']:.3f}",
-                      f"{s['mean_turns']:.2f}", env_id)
+    request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
+                          seed=seed, model=model,
+                          sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+                          concurrency=concurrency, remote=remote, ray=ray,
+                          env_kwargs=_parse_kwargs(kwarg or []), results=results)
+    chosen, runs, path = run_eval(request, console)
+    table, summaries = summary_table(request, chosen, runs)
     console.print(table)
+    console.print(f"{len(runs)} episodes in {path} (rerun the same command to resume an interrupted run)")
     if summary_json:
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
+    if submit:
+        console.print(f"submitted: {submit_run(request, chosen, runs, leaderboard_dir)}")
+
+
+leaderboard_app = typer.Typer(help="Build the leaderboard from committed runs.", no_args_is_help=True)
+app.add_typer(leaderboard_app, name="leaderboard")
+
+
+@leaderboard_app.command("build")
+def leaderboard_build(directory: Annotated[Path, typer.Option("--dir", help="The leaderboard directory.")]
+                      = Path("leaderboard")) -> None:
+    """Write leaderboard/README.md and leaderboard/index.html from leaderboard/runs/**.json."""
+    from agentgym.eval.leaderboard import build_leaderboard
+
+    readme, page = build_leaderboard(directory)
+    console.print(f"wrote {readme} and {page}")
 
 
 def _is_loopback(host: str) -> bool:

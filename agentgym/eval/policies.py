@@ -118,12 +118,31 @@ class RandomPolicy(Policy):
         return self.env.action_format.render_answer(" ".join(words[start:start + self.rng.randint(1, 3)]))
 
 
-def make_policy(name: str, *, seed: int = 0) -> Policy:
-    """A policy by name: ``oracle``, ``random`` or ``empty``."""
+def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, model: str | None = None) -> Policy:
+    """A policy by spec: ``smollm2``, ``hf:<path or id>``, ``openai:<base_url>`` (with ``model``),
+    ``vllm:<model>``, ``oracle``, ``random`` or ``empty``."""
     if name == "oracle":
         return OraclePolicy()
     if name == "random":
         return RandomPolicy(seed)
     if name == "empty":
         return EmptyPolicy()
-    raise ConfigError(f"Unknown policy {name!r}; choose oracle, random or empty.")
+    sampling = sampling or Sampling(seed=seed)
+    if name == "smollm2" or name.startswith("hf:"):
+        from agentgym.eval.models import make_model_policy
+
+        found = make_model_policy(name, sampling=sampling, model=model)
+    elif name.startswith("openai:"):
+        from agentgym.eval.openai_policy import make_openai_policy
+
+        found = make_openai_policy(name, model=model, sampling=sampling)
+    elif name.startswith("vllm:"):
+        from agentgym.eval.vllm_policy import VLLMPolicy
+
+        found = VLLMPolicy(name.removeprefix("vllm:"), sampling=sampling)
+    else:
+        found = None
+    if found is None:
+        raise ConfigError(f"Unknown policy {name!r}; choose smollm2, hf:<path>, openai:<base_url>, vllm:<model>, "
+                          "oracle, random or empty.")
+    return found

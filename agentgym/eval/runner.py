@@ -33,8 +33,8 @@ from agentgym.eval.policies import Policy, make_policy
 from agentgym.eval.stats import mean_ci, wilson_ci
 from agentgym.eval.suites import Suite, SuiteEntry
 
-__all__ = ["EpisodeResult", "PlannedEpisode", "evaluate", "export_parquet", "load_results", "plan_episodes",
-           "run_episode", "run_plan", "summarize"]
+__all__ = ["EpisodeResult", "EpisodeWorker", "PlannedEpisode", "ResultsFile", "evaluate", "export_parquet",
+           "load_results", "plan_episodes", "run_episode", "run_plan", "summarize"]
 
 logger = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
     return _parse_lines(data[:data.rfind(b"\n") + 1], path)
 
 
-class _ResultsFile:
+class ResultsFile:
     """Appends one fsynced JSON line per episode; on open, cuts a torn last line and reads what is done."""
 
     def __init__(self, path: Path) -> None:
@@ -320,7 +320,7 @@ class _ResultsFile:
 # ---------------------------------------------------------------- the runner
 
 
-class _Worker:
+class EpisodeWorker:
     """One thread's own policy and envs (one per env id and kwargs), reused across its episodes."""
 
     def __init__(self, policy: Policy, remote: str | None) -> None:
@@ -389,17 +389,17 @@ def run_plan(plan: Sequence[PlannedEpisode], policy_factory: Callable[[], Policy
     keys = [p.key(first) for p in plan]
     if len(set(keys)) != len(keys):
         raise ConfigError("The plan has repeated episodes (same env, split, index and seed); plan each once.")
-    store = _ResultsFile(Path(results_path)) if results_path is not None else None
+    store = ResultsFile(Path(results_path)) if results_path is not None else None
     finished = {k: EpisodeResult.from_dict(store.done[k]) for k in keys if store and k in store.done}
     pending: queue.SimpleQueue[tuple[PlannedEpisode, str]] = queue.SimpleQueue()
     for planned, key in zip(plan, keys):
         if key not in finished:
             pending.put((planned, key))
     n_workers = min(concurrency, pending.qsize())
-    workers: list[_Worker] = []
+    workers: list[EpisodeWorker] = []
     lock, halt, failures = threading.Lock(), threading.Event(), []
 
-    def work(worker: _Worker) -> None:
+    def work(worker: EpisodeWorker) -> None:
         try:
             while not (halt.is_set() or (stop is not None and stop.is_set())):
                 try:
@@ -423,7 +423,7 @@ def run_plan(plan: Sequence[PlannedEpisode], policy_factory: Callable[[], Policy
     threads: list[threading.Thread] = []
     try:
         for i in range(n_workers):
-            workers.append(_Worker(first if i == 0 else policy_factory(), remote))
+            workers.append(EpisodeWorker(first if i == 0 else policy_factory(), remote))
         for i, worker in enumerate(workers):
             threads.append(threading.Thread(target=work, args=(worker,), name=f"agentgym-eval-{i}"))
             threads[-1].start()

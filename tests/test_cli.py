@@ -42,7 +42,7 @@ def test_code_envs_oracle_solves_and_random_fails(tmp_path, env_id):
     for policy, episodes in (("oracle", 100), ("random", 60)):
         out = tmp_path / f"{policy}.json"
         result = runner.invoke(app, ["eval", "--policy", policy, "--env", env_id, "--episodes", str(episodes),
-                                     "--summary-json", str(out)])
+                                     "--summary-json", str(out), "--results", str(tmp_path / f"{policy}.jsonl")])
         assert result.exit_code == 0, result.output
         summary = json.loads(out.read_text())[env_id]
         if policy == "oracle":

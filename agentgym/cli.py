@@ -107,7 +107,7 @@ def eval_cmd(
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 256,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 128,
     concurrency: Annotated[int, typer.Option(help="Episodes run at once.")] = 1,
     remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL.")] = None,
     ray: Annotated[Optional[str], typer.Option(help="Run episodes on Ray: a cluster address, or 'local'.")] = None,

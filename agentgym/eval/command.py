@@ -142,12 +142,12 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
         by_env.setdefault(result.env_id, []).append(result)
     who = request.policy + (f" ({request.model})" if request.model else "")
     table = Table(title=f"{suite.name} suite v{suite.version} · {who}")
-    for column in ("env", "episodes", "success [95% CI]", "mean reward [95% CI]", "turns", "errors"):
+    for column in ("env", "episodes", "success [95% CI]", "reward [95% CI]", "turns", "errors"):
         table.add_column(column, no_wrap=True)
     summaries = {}
     for env_id, runs in by_env.items():
         s = summaries[env_id] = summarize(runs)
-        table.add_row(env_id, str(s["episodes"]),
+        table.add_row(env_id.removeprefix("agentgym/"), str(s["episodes"]),
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",
                       f"{s['mean_reward']:.2f} [{s['mean_reward_ci_low']:.2f}, {s['mean_reward_ci_high']:.2f}]",
                       f"{s['mean_turns']:.1f}", str(s["errors"]))

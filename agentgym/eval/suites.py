@@ -59,11 +59,12 @@ class Suite:
 
 
 SUITES: dict[str, Suite] = {suite.name: suite for suite in (
+    # Sized so that `agentgym eval` (SmolLM2-135M on 2 CPU cores, ~10 tokens/s) finishes in minutes.
     Suite("core", "1", (
-        SuiteEntry("agentgym/SearchQA-v0", "test", 10),
-        SuiteEntry("agentgym/MathTool-v0", "test", 10),
-        SuiteEntry("agentgym/PyCode-v0", "test", 10),
-    ), "A quick check: 10 test episodes of each env family."),
+        SuiteEntry("agentgym/SearchQA-v0", "test", 5, {"max_turns": 3}),
+        SuiteEntry("agentgym/MathTool-v0", "test", 5, {"max_turns": 3}),
+        SuiteEntry("agentgym/PyCode-v0", "test", 5, {"max_turns": 3}),
+    ), "A quick check: 5 test episodes of each env family, at most 3 turns each."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
     # or "full v1" would silently mean different things (tests/eval/test_runner.py checks coverage).
     Suite("full", "1", (

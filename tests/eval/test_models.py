@@ -162,3 +162,27 @@ def test_missing_backend_says_how_to_install(monkeypatch, module):
     _without(monkeypatch, module)
     with pytest.raises(DependencyNotInstalled, match=rf"{module}.*agentgym-suite\[eval\]"):
         make_model_policy("smollm2", sampling=None)
+
+
+def test_remote_run_matches_the_local_run_for_the_real_model():
+    """The issue's bar: `agentgym eval --remote` gives the same per-episode results for the same seeds."""
+    from server_process import serving
+
+    from agentgym.eval.policies import make_policy
+    from agentgym.eval.runner import plan_episodes, run_plan
+    from agentgym.eval.suites import SuiteEntry
+
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 2), SuiteEntry("agentgym/PyCode-v0", "test", 1)],
+                         seed=5, env_kwargs={"max_turns": 2})
+    sampling = Sampling(max_tokens=24, seed=5)
+
+    def factory():
+        return make_policy("smollm2", seed=5, sampling=sampling)
+
+    local = run_plan(plan, factory)
+    with serving() as url:
+        remote = run_plan(plan, factory, remote=url)
+    strip = ("wall_s", "remote")
+    assert [{k: v for k, v in r.as_dict().items() if k not in strip} for r in remote] == \
+        [{k: v for k, v in r.as_dict().items() if k not in strip} for r in local]
+    assert all(r.remote == url for r in remote) and all(r.completion_tokens > 0 for r in local)

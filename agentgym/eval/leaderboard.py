@@ -254,7 +254,7 @@ table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid #ddd;padding:.3rem .6rem;text-align:right;white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f4}
 th[aria-sort=descending]::after{content:" \\25BC"}th[aria-sort=ascending]::after{content:" \\25B2"}
-td.name,th.name{text-align:left;white-space:normal;max-width:22rem;overflow-wrap:anywhere}
+td.name,th.name{text-align:left;white-space:normal;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}
 .ci{color:#777;font-size:85%}.flag{background:#e8f1fb;border-radius:3px;padding:0 .3rem;margin-left:.2rem}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}svg{background:#fff;border:1px solid #eee}
 svg text{font:11px system-ui,sans-serif;fill:#333}

@@ -175,7 +175,8 @@ class TransformersPolicy(ChatPolicy):
         if info.get("format") != "tags":
             return ()
         env = getattr(self, "env", None)
-        answer_tag = getattr(env.action_format, "answer_tag", "answer") if env is not None else "answer"
+        # a RemoteEnv has no action_format: its answer tag is the default one
+        answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
         names = [t.get("function", t).get("name") for t in info.get("tools") or []]
         return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
 

@@ -313,6 +313,8 @@ def test_rejected_request_is_policy_error_with_the_server_message(server: tuple[
 def test_server_error_is_retried_then_policy_error(server: tuple[str, str]) -> None:
     player = OpenAIPolicy(*server, sampling=SAMPLING, max_retries=1)
     player.backoff_s = 0.01
-    with pytest.raises(PolicyError, match=r"answered 500 Internal Server Error after 2 attempt\(s\)"):
+    # transformers serve answers a 500 here, or (seen in CI) resets the connection: either is retried
+    pattern = r"(answered 500 Internal Server Error|Could not reach .*) after 2 attempt\(s\)"
+    with pytest.raises(PolicyError, match=pattern):
         player.generate([{"role": "user", "content": 123}], None)  # transformers serve fails on non-text content
     player.close()

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 
-__all__ = ["GeneratedTasks", "Task", "TaskList", "TaskSource", "find_split_files", "read_records"]
+__all__ = ["GeneratedTasks", "Task", "TaskList", "TaskSource", "find_split_files", "load_split_files",
+           "read_records"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,24 @@ def find_split_files(data_dir: str | Path, *, schema: str) -> dict[str, Path]:
         raise DataError(f"No data files in {data_dir}: expected e.g. train.jsonl / test.jsonl "
                         f"(or {', '.join(DATA_SUFFIXES)}) in the {schema} schema.")
     return found
+
+
+def load_split_files(files: Mapping[str, str | Path], to_task: Callable[..., Task], *, what: str) -> TaskList:
+    """Tasks from one data file per split; ``to_task(record, split=, index=, source=)`` makes each.
+
+    An id that repeats across splits (files numbered from 0 each) becomes ``"<split>/<id>"``.
+    """
+    tasks, seen = [], set()
+    for split, path in sorted(files.items()):
+        for i, record in enumerate(read_records(path)):
+            task = to_task(record, split=split, index=i, source=str(path))
+            if task.id in seen:
+                task = dataclasses.replace(task, id=f"{split}/{task.id}")
+            seen.add(task.id)
+            tasks.append(task)
+    if not tasks:
+        raise DataError(f"No {what} records found in {dict(files)}.")
+    return TaskList(tasks)
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
 import doctest
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.task import Task, TaskList, find_split_files, read_records
+from agentgym.core.task import Task, TaskList, find_split_files, load_split_files
 from agentgym.errors import DataError
 
 __all__ = ["BUNDLED_DIR", "bundled_code_files", "docstring_tests", "find_code_files", "load_code_tasks",
@@ -234,18 +233,6 @@ def task_from_record(record: Mapping[str, Any], *, split: str, index: int, sourc
 
 
 def load_code_tasks(files: Mapping[str, str | Path]) -> TaskList:
-    """Tasks from one file per split (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.parquet``).
-
-    An id that repeats across splits becomes ``"<split>/<id>"``.
-    """
-    tasks, seen = [], set()
-    for split, path in sorted(files.items()):
-        for i, record in enumerate(read_records(path)):
-            task = task_from_record(record, split=split, index=i, source=str(path))
-            if task.id in seen:
-                task = dataclasses.replace(task, id=f"{split}/{task.id}")
-            seen.add(task.id)
-            tasks.append(task)
-    if not tasks:
-        raise DataError(f"No code task records found in {dict(files)}.")
-    return TaskList(tasks)
+    """Tasks from one file per split (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.parquet``); an id repeated
+    across splits becomes ``"<split>/<id>"``."""
+    return load_split_files(files, task_from_record, what="code task")

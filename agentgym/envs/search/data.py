@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.task import Task, TaskList, find_split_files, read_records
+from agentgym.core.task import Task, TaskList, find_split_files, load_split_files
 from agentgym.errors import DataError
 
 __all__ = ["BUNDLED_DIR", "bundled_corpus", "bundled_qa_files", "find_qa_files", "load_qa_tasks", "task_from_record"]
@@ -55,18 +54,6 @@ def task_from_record(record: Mapping[str, Any], *, split: str, index: int, sourc
 
 
 def load_qa_tasks(files: Mapping[str, str | Path]) -> TaskList:
-    """Tasks from one QA file per split (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.parquet``).
-
-    An id that repeats across splits (files numbered from 0 each) becomes ``"<split>/<id>"``.
-    """
-    tasks, seen = [], set()
-    for split, path in sorted(files.items()):
-        for i, record in enumerate(read_records(path)):
-            task = task_from_record(record, split=split, index=i, source=str(path))
-            if task.id in seen:
-                task = dataclasses.replace(task, id=f"{split}/{task.id}")
-            seen.add(task.id)
-            tasks.append(task)
-    if not tasks:
-        raise DataError(f"No QA records found in {dict(files)}.")
-    return TaskList(tasks)
+    """Tasks from one file per split (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.parquet``); an id repeated
+    across splits becomes ``"<split>/<id>"``."""
+    return load_split_files(files, task_from_record, what="QA")

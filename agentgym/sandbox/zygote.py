@@ -111,6 +111,7 @@ class ZygoteSandbox(Sandbox):
         self._channel: Channel | None = None
         self._lock = threading.Lock()
         self._dirty = False
+        self._nproc = 0
         self.starts = 0
 
     @abstractmethod
@@ -138,6 +139,7 @@ class ZygoteSandbox(Sandbox):
             channel.close()
             raise SandboxError(f"The {self.backend} sandbox sent an unexpected greeting: {ready!r}.")
         self.starts += 1
+        self._nproc = self._nproc_base()  # once per start: it scans /proc when not root
         self.preloaded = tuple(ready.get("preloaded", ()))
         return channel
 
@@ -157,7 +159,7 @@ class ZygoteSandbox(Sandbox):
         request = {"op": "run", "code": program.code, "argv": list(program.argv), "files": dict(program.files),
                    "stdin_size": len(stdin), "code_name": program.code_name, "env": {**self._base_env(), **env},
                    "timeout_s": limits.timeout_s, "cpu_s": limits.effective_cpu_s, "memory_mb": limits.memory_mb,
-                   "max_processes": limits.max_processes, "nproc_base": self._nproc_base(),
+                   "max_processes": limits.max_processes, "nproc_base": self._nproc,
                    "file_size_mb": limits.file_size_mb, "open_files": limits.open_files,
                    "max_output_bytes": limits.max_output_bytes}
         with self._lock:

@@ -11,6 +11,7 @@ from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.sandbox import Limits, Result, make_sandbox, run
 from agentgym.sandbox.local import LocalSandbox
 from agentgym.sandbox.pool import SandboxPool
+from conftest import requires_docker
 
 LIMITS = Limits(timeout_s=5, memory_mb=256)
 
@@ -179,3 +180,14 @@ def test_sandbox_started_in_a_thread_outlives_the_thread():
         thread.join()
         assert sb.run("print(2)").stdout == "2\n"
         assert sb.starts == 1
+
+
+@pytest.mark.docker
+@requires_docker
+def test_docker_container_that_died_is_replaced():
+    with make_sandbox("docker", limits=LIMITS) as sb:
+        assert sb.run("print(1)").stdout == "1\n"
+        sb._channel.container.kill()  # as if the engine or an operator stopped it
+        sb._channel.container.wait()
+        assert sb.run("print(2)").stdout == "2\n"
+        assert sb.starts == 2

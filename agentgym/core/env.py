@@ -104,6 +104,18 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         """The tag the ``tags`` format wraps a tool's output in."""
         return "result"
 
+    def episode_outcome(self) -> str | None:
+        """The answer when a tool call ended the episode (a purchase, a submit), else None.
+
+        Envs whose episodes end by an action in the world rather than by an answer
+        return the outcome here after each turn; it is what ``verify`` scores.
+        """
+        return None
+
+    def extra_info(self) -> dict[str, Any]:
+        """Env-specific entries of ``info`` (for example WebShop's available actions)."""
+        return {}
+
     # ---- public API -----------------------------------------------------------
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -163,7 +175,8 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         else:
             results = [self._run(call) for call in parsed.tool_calls]
             observation, answer, error = self.action_format.render_results(results), None, None
-        terminated = parsed.is_final
+            answer = self.episode_outcome()
+        terminated = parsed.is_final or answer is not None
         truncated = not terminated and self._turn >= self.max_turns
         info = self._info(action_error=error, tool_calls=[r.call.as_dict() for r in results],
                           tool_outputs=[r.output for r in results])
@@ -202,7 +215,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         task = self.task
         return {"task_id": task.id, "split": task.split, "turn": self._turn, "max_turns": self.max_turns,
                 "format": self.action_format.name, "tools": self.tool_schemas(),
-                "action_error": action_error, **extra}
+                "action_error": action_error, **self.extra_info(), **extra}
 
     def render(self) -> str | None:
         """``ansi``: the episode so far as text; ``human``: print the latest entries."""

@@ -31,4 +31,18 @@ ENVS: tuple[EnvInfo, ...] = (
         extras=("code",),
         client_kwargs=("action_format", "max_observation_chars", "max_turns", "split"),
     ),
+    EnvInfo(
+        id="agentgym/WebShop-v0",
+        entry_point="agentgym.envs.webshop:WebShopEnv",
+        description="WebShop text mode: search[...] and click[...] through a shop; WebShop's purchase reward.",
+        extras=("webshop",),
+        client_kwargs=("action_format", "max_observation_chars", "max_turns", "split"),
+    ),
+    EnvInfo(
+        id="agentgym/WebShopBrowser-v0",
+        entry_point="agentgym.envs.webshop.browser:WebShopBrowserEnv",
+        description="WebShop in real Chromium (Playwright): BrowserGym-style click/fill on the accessibility tree.",
+        extras=("webshop", "browser"),
+        client_kwargs=("action_format", "max_turns", "screenshot", "split"),
+    ),
 )

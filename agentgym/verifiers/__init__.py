@@ -22,6 +22,7 @@ from agentgym.verifiers.qa import (
     verify_qa,
 )
 from agentgym.verifiers.score import Score
+from agentgym.verifiers.webshop import verify_purchase, verify_webshop
 
 __all__ = [
     "VERIFIERS",
@@ -35,7 +36,9 @@ __all__ = [
     "get_verifier",
     "normalize_answer",
     "verify_math",
+    "verify_purchase",
     "verify_qa",
+    "verify_webshop",
 ]
 
 
@@ -60,6 +63,7 @@ VERIFIERS: dict[str, Callable[[str | None, Mapping[str, Any]], Score]] = {
     "qa_em": _qa("em"),
     "qa_f1": _qa("f1"),
     "tags_format": lambda prediction, gold: check_tags_format(prediction or "", turn=bool(gold.get("turn"))),
+    "webshop": verify_webshop,
 }
 
 

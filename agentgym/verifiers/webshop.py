@@ -1,0 +1,192 @@
+"""WebShop's reward: how well a purchase matches the goal (Yao et al., 2022, section 3.1).
+
+    reward = r_type * (n_attributes_matched + n_options_matched + 1[price <= budget])
+                    / (n_goal_attributes + n_goal_options + 1)
+
+- attributes: a goal attribute matches when one of the product's attributes is a
+  fuzzy match (token-set ratio > 85), or when it appears verbatim in the product's
+  title, bullet points or description;
+- options: a goal option matches when one of the chosen options is a fuzzy match
+  (token-set ratio > 85), after colours are reduced to a base colour word;
+- r_type: 1 when the product is of the goal's type (same search query, or >= 2
+  shared product-category levels, or title nouns overlap by more than 20 %); 0.5
+  when none of these holds; 0.1 when the title overlap is below 10 %; 0 when it is 0.
+
+One substitution, documented in the README: WebShop finds the title nouns with
+spaCy's ``en_core_web_lg`` part-of-speech tagger, which is not on PyPI. Here the
+"nouns" are the title's content words (letters only, English stopwords and
+numbers removed). Product titles are noun-heavy, so the two agree on type
+matches; every other term is WebShop's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agentgym.errors import DependencyNotInstalled, VerifierError
+from agentgym.verifiers.score import Score
+
+__all__ = ["attribute_matches", "option_matches", "title_nouns", "type_reward", "verify_purchase",
+           "verify_webshop"]
+
+FUZZY_THRESHOLD = 85
+# Longer names first, so "light blue" wins over "blue"; a chosen option is reduced to the first hit.
+_COLORS = tuple(sorted((
+    "beige", "black", "blue", "brown", "burgundy", "charcoal", "coral", "cream", "gold", "gray", "green",
+    "grey", "ivory", "khaki", "lavender", "light blue", "light gray", "light grey", "light pink", "maroon",
+    "mint", "multicolor", "navy", "navy blue", "nude", "olive", "orange", "pink", "purple", "red", "rose gold",
+    "silver", "tan", "teal", "turquoise", "white", "wine", "yellow", "dark blue", "dark brown", "dark green",
+    "dark gray", "dark grey", "sky blue", "royal blue", "army green", "hot pink", "natural", "clear",
+), key=lambda c: (-len(c), c)))
+_STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+now of off on once only or other our ours ourselves out over own same she should so some such than that the
+their theirs them themselves then there these they this those through to too under until up very was we
+were what when where which while who whom why will with would you your yours yourself yourselves pack pcs
+piece pieces set count inch inches oz fl ml lb lbs ft cm mm x
+""".split())
+_WORD = re.compile(r"[a-z]+")
+
+
+def _token_set_ratio(a: str, b: str) -> float:
+    try:
+        from rapidfuzz import fuzz
+    except ImportError as e:
+        raise DependencyNotInstalled("rapidfuzz", "pip install 'agentgym-suite[webshop]'") from e
+    return fuzz.token_set_ratio(a, b)
+
+
+def normalize_color(option: str) -> str:
+    """An option reduced to its base colour when it names one, else the option itself.
+
+    >>> normalize_color("Navy Blue Stripe"), normalize_color("XL")
+    ('navy blue', 'XL')
+    """
+    lowered = option.lower()
+    return next((c for c in _COLORS if c in lowered), option)
+
+
+def title_nouns(title: str) -> set[str]:
+    """The title's content words: WebShop's spaCy nouns, approximated without a tagger.
+
+    >>> sorted(title_nouns("Men's Waterproof Ski Pants, 2 Pack"))
+    ['men', 'pants', 'ski', 'waterproof']
+    """
+    return {w for w in _WORD.findall(title.lower().replace("'s", "")) if len(w) > 1 and w not in _STOPWORDS}
+
+
+def type_reward(product: Mapping[str, Any], goal: Mapping[str, Any]) -> dict[str, Any]:
+    """``r_type`` and what decided it: query match, category overlap, title-noun overlap."""
+    query_match = bool(product.get("query")) and product.get("query") == goal.get("query")
+    categories = [{c.strip() for c in str(x.get("product_category") or "").split("›") if c.strip()}
+                  for x in (product, goal)]
+    category_match = len(categories[0] & categories[1]) >= 2
+    wanted = title_nouns(str(goal.get("name") or ""))
+    got = title_nouns(str(product.get("name") or product.get("title") or ""))
+    title_score = len(wanted & got) / len(wanted) if wanted else 0.2
+    r_type = 1.0
+    if not (query_match or category_match or title_score > 0.2):
+        r_type = 0.5
+    if title_score < 0.1:
+        r_type = 0.1
+    if title_score == 0.0:
+        r_type = 0.0
+    return {"r_type": r_type, "query_match": query_match, "category_match": category_match,
+            "title_score": round(title_score, 4)}
+
+
+def attribute_matches(product: Mapping[str, Any], goal_attributes: Iterable[str]) -> list[str]:
+    """The goal attributes the product has (fuzzy over its attributes, verbatim in its text).
+
+    >>> attribute_matches({"attributes": ["long-lasting"], "name": "Matte Lipstick", "bullet_points": [],
+    ...                    "description": "Cruelty free formula."}, ["long lasting", "cruelty free", "vegan"])
+    ['long lasting', 'cruelty free']
+    """
+    attributes = [str(a) for a in product.get("attributes") or []]
+    texts = (str(product.get("name") or product.get("title") or "").lower(),
+             " ".join(str(b) for b in product.get("bullet_points") or []).lower(),
+             str(product.get("description") or "").lower())
+    matched = []
+    for wanted in goal_attributes:
+        if (any(_token_set_ratio(have, wanted) > FUZZY_THRESHOLD for have in attributes)
+                or any(wanted.lower() in text for text in texts)):
+            matched.append(wanted)
+    return matched
+
+
+def option_matches(chosen: Iterable[str], goal_options: Iterable[str]) -> list[str]:
+    """The goal options among the chosen ones (fuzzy, colours reduced to a base colour).
+
+    >>> option_matches(["Navy Blue", "Large"], ["navy blue", "medium"])
+    ['navy blue']
+    """
+    chosen = [normalize_color(str(o)) for o in chosen]
+    return [wanted for wanted in goal_options
+            if any(_token_set_ratio(have, normalize_color(str(wanted))) > FUZZY_THRESHOLD for have in chosen)]
+
+
+def _goal_options(goal: Mapping[str, Any]) -> list[str]:
+    options = goal.get("goal_options") or []
+    return [str(v) for v in (options.values() if isinstance(options, Mapping) else options)]
+
+
+def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any]) -> Score:
+    """WebShop's reward for ``purchase`` = ``{"product": {...}, "options": {type: value}, "price": x}``.
+
+    ``product`` has WebShop's reward fields (``name``, ``query``, ``product_category``,
+    ``attributes``, ``bullet_points``, ``description``); ``goal`` has ``query``, ``name``,
+    ``product_category``, ``attributes``, ``goal_options`` (list or dict) and ``price_upper``
+    (no budget when missing or <= 0). No purchase scores 0.
+
+    >>> goal = {"query": "lipstick", "name": "Rouge Matte Lipstick", "product_category": "Beauty › Lips",
+    ...         "attributes": ["long lasting"], "goal_options": ["red"], "price_upper": 20.0}
+    >>> product = {"query": "lipstick", "name": "Rouge Matte Lipstick", "product_category": "Beauty › Lips",
+    ...            "attributes": ["long lasting"]}
+    >>> verify_purchase({"product": product, "options": {"color": "Red"}, "price": 12.0}, goal).reward
+    1.0
+    >>> verify_purchase({"product": product, "options": {"color": "Pink"}, "price": 25.0}, goal).reward
+    0.3333
+    """
+    if not purchase or not purchase.get("product"):
+        return Score(0.0, False, {"reason": "nothing was bought"})
+    if not isinstance(goal, Mapping):
+        raise VerifierError("The WebShop verifier needs the goal as a mapping.")
+    product = purchase["product"]
+    chosen = dict(purchase.get("options") or {})
+    goal_attributes = [str(a) for a in goal.get("attributes") or []]
+    goal_options = _goal_options(goal)
+    type_details = type_reward(product, goal)
+    attrs = attribute_matches(product, goal_attributes)
+    options = option_matches(chosen.values(), goal_options)
+    price = float(purchase.get("price") or 0.0)
+    budget = float(goal.get("price_upper") or 0.0)
+    price_ok = budget <= 0 or price <= budget
+    total = (len(attrs) + len(options) + int(price_ok)) / (len(goal_attributes) + len(goal_options) + 1)
+    reward = round(total * type_details["r_type"], 4)
+    details = {
+        **type_details,
+        "asin": product.get("asin"), "goal_asin": goal.get("asin"),
+        "attributes_matched": attrs, "attributes_wanted": goal_attributes,
+        "r_att": round(len(attrs) / len(goal_attributes), 4) if goal_attributes else None,
+        "options_matched": options, "options_wanted": goal_options, "options_chosen": chosen,
+        "r_option": round(len(options) / len(goal_options), 4) if goal_options else None,
+        "price": price, "price_upper": budget, "r_price": price_ok,
+    }
+    return Score(reward, reward >= 1.0, details)
+
+
+def verify_webshop(prediction: str | Mapping[str, Any] | None, gold: Mapping[str, Any]) -> Score:
+    """The by-name entry point: ``prediction`` is the purchase as JSON text (or a mapping)."""
+    if isinstance(prediction, str):
+        try:
+            prediction = json.loads(prediction) if prediction.strip() else None
+        except json.JSONDecodeError:
+            return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON)"})
+    if prediction is not None and not isinstance(prediction, Mapping):
+        return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON object)"})
+    return verify_purchase(prediction, gold.get("goal", gold))

@@ -72,11 +72,23 @@ def _check_reset_determinism(env: AgentEnv, seed: int) -> None:
 
 def _check_empty_answer(env: AgentEnv, seed: int) -> None:
     env.reset(seed=seed)
+    if not env.action_format.has_answer:
+        # no answer action (WebShop ends by buying): giving up means running out of turns, which scores 0
+        return _check_no_outcome_scores_zero(env)
     _, reward, terminated, _, info = env.step(env.action_format.render_answer(""))
     if not terminated:
         raise _fail("empty answer", "an empty final answer did not end the episode")
     if reward != 0.0 or info["verification"]["correct"]:
         raise _fail("empty answer", f"an empty answer scored {reward}; expected 0")
+
+
+def _check_no_outcome_scores_zero(env: AgentEnv) -> None:
+    for _ in range(env.max_turns):
+        _, reward, terminated, truncated, info = env.step("")
+        if terminated or truncated:
+            break
+    if not truncated or reward != 0.0 or info["verification"]["correct"]:
+        raise _fail("empty answer", f"an episode without an outcome ended with truncated={truncated}, reward={reward}")
 
 
 def _check_malformed_action(env: AgentEnv, seed: int) -> None:

@@ -57,6 +57,8 @@ class ActionFormat(ABC):
     """Translate between model output and ``ParsedAction``; render tool results."""
 
     name: str = ""
+    # False for formats whose episodes end by an action in the world (WebShop's Buy Now), not an answer
+    has_answer: bool = True
 
     @abstractmethod
     def parse(self, text: str, tools: Mapping[str, Tool]) -> ParsedAction:

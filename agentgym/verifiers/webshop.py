@@ -55,10 +55,11 @@ _WORD = re.compile(r"[a-z]+")
 
 def _token_set_ratio(a: str, b: str) -> float:
     try:
-        from rapidfuzz import fuzz
+        from rapidfuzz import fuzz, utils
     except ImportError as e:
         raise DependencyNotInstalled("rapidfuzz", "pip install 'agentgym-suite[webshop]'") from e
-    return fuzz.token_set_ratio(a, b)
+    # thefuzz (WebShop's matcher) lower-cases and strips punctuation first; rapidfuzz does so when asked
+    return fuzz.token_set_ratio(a, b, processor=utils.default_process)
 
 
 def normalize_color(option: str) -> str:

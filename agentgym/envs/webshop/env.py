@@ -36,6 +36,7 @@ class WebShopFormat(ActionFormat):
     """WebShop's own action text: ``search[query]`` or ``click[button]`` (first one in the text)."""
 
     name = "webshop"
+    has_answer = False
 
     def parse(self, text: str, tools: Mapping[str, Tool]) -> ParsedAction:
         if not isinstance(text, str):
@@ -53,7 +54,8 @@ class WebShopFormat(ActionFormat):
         return f"{call.name}[{arg}]"
 
     def render_answer(self, answer: str) -> str:
-        return "click[Buy Now]"  # WebShop has no answer action: buying ends the episode
+        # WebShop has no answer action: buying ends the episode, and this is how to buy
+        return "click[Buy Now]"
 
     def render_results(self, results: Sequence[ToolResult]) -> str:
         return "\n".join(r.output for r in results)

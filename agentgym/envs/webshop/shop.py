@@ -122,6 +122,8 @@ class ShopSession:
             return "Invalid action: the order is placed; the episode is over."
         if wanted not in clickables:
             return f"Invalid action: {target.strip()!r} is not clickable on this page."
+        if self.page == "search":  # its one button needs a query
+            return "Invalid action: to search, write search[your query]."
         if wanted == BACK:
             self.page, self.query, self.results, self.asin, self.options = "search", "", [], None, {}
         elif wanted == NEXT:

@@ -39,7 +39,8 @@ requires_reasoning_gym = _gate(importlib.util.find_spec("reasoning_gym") is not 
 
 
 def _chromium() -> bool:
-    return importlib.util.find_spec("playwright") is not None and shutil.which("chromium") is not None
+    chromium = os.environ.get("AGENTGYM_CHROMIUM") or shutil.which("chromium")
+    return importlib.util.find_spec("playwright") is not None and chromium is not None and os.path.exists(chromium)
 
 
 requires_browser = _gate(_chromium(), "needs apt-get install chromium and pip install playwright")

@@ -215,6 +215,12 @@ class DictFormat(ActionFormat):
 
     def parse(self, text: Any, tools: Mapping[str, Tool]) -> ParsedAction:
         action = text
+        if isinstance(action, str):  # the JSON text render_call writes
+            try:
+                action = json.loads(action)
+            except json.JSONDecodeError as e:
+                return ParsedAction(error=f"The action is not valid JSON ({e.msg} at char {e.pos}). "
+                                          'Send {"name": ..., "arguments": {...}} or {"answer": ...}.')
         if isinstance(action, Mapping) and "answer" in action:
             answer = action["answer"]
             if answer is not None and not isinstance(answer, str):

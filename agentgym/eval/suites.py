@@ -66,11 +66,13 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         SuiteEntry("agentgym/PyCode-v0", "test", 5, {"max_turns": 3}),
     ), "A quick check: 5 test episodes of each env family, at most 3 turns each."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
-    # or "full v1" would silently mean different things (tests/eval/test_runner.py checks coverage).
-    Suite("full", "1", (
+    # or "full v2" would silently mean different things (tests/eval/test_runner.py checks coverage).
+    Suite("full", "2", (
         SuiteEntry("agentgym/SearchQA-v0", "test"),
         SuiteEntry("agentgym/MathTool-v0", "test"),
         SuiteEntry("agentgym/PyCode-v0", "test"),
+        SuiteEntry("agentgym/WebShop-v0", "test"),
+        SuiteEntry("agentgym/WebShopBrowser-v0", "test"),
     ), "Every registered env, its whole test split, one episode per task."),
 )}
 

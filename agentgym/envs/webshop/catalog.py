@@ -28,7 +28,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DataError
 
-__all__ = ["Catalog", "Goal", "Product", "bundled_data_dir", "load_catalog"]
+__all__ = ["Catalog", "Goal", "Product", "bundled_data_dir", "load_catalog", "option_value", "parse_pricing"]
 
 PRICE_RANGE = tuple(10.0 * i for i in range(1, 100))
 RESULTS_LIMIT = 50  # WebShop's search engine returns its top 50 products
@@ -162,11 +162,15 @@ def parse_pricing(pricing: Any) -> tuple[float, ...]:
     return prices or (100.0,)  # WebShop's default for an unpriced product
 
 
+def option_value(value: Any) -> str:
+    """An option value as the shop shows it: WebShop lower-cases it and writes "/" as " | "."""
+    return str(value).strip().replace("/", " | ").lower()
+
+
 def _product(record: Mapping[str, Any], attributes: Sequence[str]) -> Product:
     options: dict[str, tuple[str, ...]] = {}
     for kind, contents in (record.get("customization_options") or {}).items():
-        values = tuple(str(c.get("value", "")).strip().replace("/", " | ").lower()
-                       for c in contents or () if isinstance(c, Mapping) and c.get("value"))
+        values = tuple(option_value(c["value"]) for c in contents or () if isinstance(c, Mapping) and c.get("value"))
         if values:
             options[str(kind).strip().lower()] = values
     bullets = record.get("small_description") or []
@@ -213,7 +217,7 @@ def _resolved_goals(records: list[Mapping[str, Any]], products: Mapping[str, Pro
         goals.append(Goal(
             id=str(g.get("id") or f"goal-{i:04d}"), asin=asin, instruction_text=str(g["instruction_text"]),
             attributes=tuple(g.get("attributes") or ()),
-            goal_options=tuple(str(o) for o in (options.values() if isinstance(options, Mapping) else options)),
+            goal_options=tuple(option_value(o) for o in (options.values() if isinstance(options, Mapping) else options)),
             price_upper=float(g.get("price_upper") or 0.0), query=str(g.get("query") or p.query),
             name=str(g.get("name") or p.name), product_category=str(g.get("product_category") or p.product_category),
             category=str(g.get("category") or p.category), split=str(g.get("split") or "test"),
@@ -250,7 +254,8 @@ def _human_goals(instructions: Mapping[str, Any], products: Mapping[str, Product
         goals.append(Goal(
             id=f"goal-{i:05d}", asin=product.asin, instruction_text=text,
             attributes=tuple(entry["instruction_attributes"]),
-            goal_options=tuple(str(o) for o in entry.get("instruction_options") or ()), price_upper=price_upper,
+            goal_options=tuple(option_value(o) for o in entry.get("instruction_options") or ()),
+            price_upper=price_upper,
             query=product.query, name=product.name, product_category=product.product_category,
             category=product.category, split=split))
     return goals

@@ -136,7 +136,9 @@ class WebShopEnv(AgentEnv):
                 "selected_options": dict(shop.options)}
 
     def verify(self, answer: str | None, task: Task) -> Score:
-        return verify_webshop(answer, task.gold)
+        # Only what the shop recorded counts: an <answer> holding a made-up purchase record scores 0.
+        bought = self.episode_outcome()
+        return verify_webshop(bought if answer is not None and answer == bought else None, task.gold)
 
     def oracle_action(self) -> str:
         """Search the target's title, open it (paging if needed), pick the goal options, buy."""

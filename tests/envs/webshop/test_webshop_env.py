@@ -188,6 +188,31 @@ def test_tags_answer_gives_up_with_zero(original_dir):
     assert terminated and reward == 0.0
 
 
+@pytest.mark.parametrize("action_format", ["tags", "hermes", "dict"])
+def test_a_made_up_purchase_in_an_answer_scores_zero(original_dir, action_format):
+    env = WebShopEnv(data_dir=original_dir, action_format=action_format)
+    env.reset(options={"index": 0})
+    gold = env.task.gold
+    fake = json.dumps({"asin": gold["asin"], "product": {**gold, "bullet_points": [], "description": ""},
+                       "options": {str(i): o for i, o in enumerate(gold["goal_options"])}, "price": 1.0})
+    _, reward, terminated, _, info = env.step(env.action_format.render_answer(fake))
+    assert terminated and reward == 0.0 and info["verification"]["details"]["reason"] == "nothing was bought"
+
+
+def test_goal_options_are_normalised_like_product_options(tmp_path):
+    from original_data import ATTRIBUTES, PRODUCTS
+
+    products = [dict(PRODUCTS[2], customization_options={"Color": [{"value": "Red/Black", "image": None}]})]
+    (tmp_path / "items_shuffle.json").write_text(json.dumps(products))
+    (tmp_path / "items_ins_v2.json").write_text(json.dumps(ATTRIBUTES))
+    (tmp_path / "items_human_ins.json").write_text(json.dumps({"B00LIP0003": [{
+        "instruction": "a long lasting lipstick in red/black", "instruction_attributes": ["long lasting"],
+        "instruction_options": ["Red/Black"]}]}))
+    env = WebShopEnv(data_dir=tmp_path)
+    assert env.catalog.goals[0].goal_options == ("red | black",)
+    assert agentgym.check_env(env, n_tasks=1)["oracle_solved"]
+
+
 def test_check_env_on_user_data(original_dir):
     report = agentgym.check_env(WebShopEnv(data_dir=original_dir), n_tasks=2)
     assert len(report["oracle_solved"]) == 2

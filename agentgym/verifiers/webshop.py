@@ -41,7 +41,7 @@ _COLORS = tuple(sorted((
     "silver", "tan", "teal", "turquoise", "white", "wine", "yellow", "dark blue", "dark brown", "dark green",
     "dark gray", "dark grey", "sky blue", "royal blue", "army green", "hot pink", "natural", "clear",
 ), key=lambda c: (-len(c), c)))
-_STOPWORDS = frozenset("""
+_STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being below between
 both but by can could did do does doing down during each few for from further had has have having he her
 here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
@@ -49,7 +49,8 @@ now of off on once only or other our ours ourselves out over own same she should
 their theirs them themselves then there these they this those through to too under until up very was we
 were what when where which while who whom why will with would you your yours yourself yourselves pack pcs
 piece pieces set count inch inches oz fl ml lb lbs ft cm mm x
-""".split())
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z]+")
 
 

@@ -10,18 +10,25 @@ WebShop's ``text`` mode: the page's text with ``[SEP]`` between elements.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.envs.webshop.catalog import Catalog, Product
 
-__all__ = ["ACTION", "ShopSession"]
+__all__ = ["ACTION", "ShopSession", "purchase_record"]
 
 SEP = " [SEP] "
 PAGE_SIZE = 10
 SUB_PAGES = ("description", "features", "reviews")
 BACK, PREV, NEXT, BUY = "back to search", "< prev", "next >", "buy now"
 ACTION = re.compile(r"\b(search|click)\[(.*)\]", re.IGNORECASE)
+
+
+def purchase_record(product: Product, options: Mapping[str, str]) -> dict[str, Any]:
+    """What ``Buy Now`` records, in text mode and in the browser: what the reward is computed from."""
+    return {"asin": product.asin, "product": product.reward_record(), "options": dict(options),
+            "price": product.price}
 
 
 @dataclass
@@ -150,9 +157,7 @@ class ShopSession:
             self.page = "item"
 
     def _buy(self) -> None:
-        product = self._product()
-        self.purchase = {"asin": product.asin, "product": product.reward_record(), "options": dict(self.options),
-                         "price": product.price}
+        self.purchase = purchase_record(self._product(), self.options)
         self.page = "done"
 
     def _page_asins(self) -> list[str]:

@@ -120,7 +120,7 @@ def test_wrong_product_and_options_score_partially(env):
 def test_invalid_actions_are_observations(env):
     task = ski_goal(env)
     env.reset(options={"task_id": task.id})
-    obs, reward, terminated, truncated, info = env.step("I would like to buy pants")
+    obs, reward, terminated, _, info = env.step("I would like to buy pants")
     assert info["action_error"] and "search[" in obs and not terminated and reward == 0.0
     obs, *_, info = env.step("click[Buy Now]")
     assert "not clickable" in obs and "Available: search[...]" in obs and obs.endswith("Search")
@@ -175,16 +175,16 @@ def test_tool_formats(original_dir, action_format):
 
 def test_dict_actions_work_in_any_format(env):
     env.reset(options={"index": 0})
-    obs, *_, info = env.step({"name": "search", "arguments": {"query": "lipstick"}})
+    *_, info = env.step({"name": "search", "arguments": {"query": "lipstick"}})
     assert info["action_error"] is None and info["page"] == "results"
-    obs, *_, info = env.step({"name": "click", "arguments": {"element": "Back to Search"}})
+    *_, info = env.step({"name": "click", "arguments": {"element": "Back to Search"}})
     assert info["page"] == "search"
 
 
 def test_tags_answer_gives_up_with_zero(original_dir):
     env = WebShopEnv(data_dir=original_dir, action_format="tags")
     env.reset(options={"index": 0})
-    _, reward, terminated, _, info = env.step("<answer>done</answer>")
+    _, reward, terminated, _, _ = env.step("<answer>done</answer>")
     assert terminated and reward == 0.0
 
 

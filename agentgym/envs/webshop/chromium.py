@@ -1,0 +1,136 @@
+"""The browser: Playwright and one shared Chromium per process, driven from a private event-loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import os
+import re
+import shutil
+import threading
+from collections.abc import Coroutine, Mapping
+from typing import Any
+
+from agentgym.errors import ConfigError, DependencyNotInstalled, ToolError
+
+__all__ = ["CHROMIUM_ARGS", "SHOP_HOST", "SHOP_ORIGIN"]
+
+SHOP_HOST = "webshop.test"
+SHOP_ORIGIN = f"http://{SHOP_HOST}"
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run")
+_INSTALL_PLAYWRIGHT = "pip install 'agentgym-suite[browser]'"
+_INSTALL_CHROMIUM = "apt-get install chromium (or pass chromium_path=..., or set AGENTGYM_CHROMIUM)"
+
+
+class _Chromium:
+    """Playwright and one Chromium on a private event-loop thread (see ``browser.py``'s docstring)."""
+
+    def __init__(self, executable: str, *, headless: bool, shop_port: int, launch_timeout_s: float = 60.0) -> None:
+        self._pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="agentgym-chromium", daemon=True)
+        self._thread.start()
+        self._playwright: Any = None
+        rules = f"MAP {SHOP_HOST}:80 127.0.0.1:{shop_port}, MAP * ~NOTFOUND"
+        try:
+            self.browser = self.run(self._launch(executable, headless, rules), timeout_s=launch_timeout_s)
+        except ToolError:
+            self._stop_loop()
+            raise
+
+    async def _launch(self, executable: str, headless: bool, rules: str) -> Any:
+        from playwright.async_api import async_playwright
+
+        self._playwright = await async_playwright().start()
+        try:
+            return await self._playwright.chromium.launch(executable_path=executable, headless=headless,
+                                                          args=[*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"])
+        except BaseException:
+            await self._playwright.stop()  # and its driver process with it
+            raise
+
+    @property
+    def is_alive(self) -> bool:
+        return self._pid == os.getpid() and self._thread.is_alive() and self.browser.is_connected()
+
+    def run(self, coro: Coroutine[Any, Any, Any], *, timeout_s: float) -> Any:
+        """Run ``coro`` on the browser's loop and wait; Playwright failures become ``ToolError``."""
+        from playwright.async_api import Error as PlaywrightError
+
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("Browser calls cannot be made from the browser's own thread.")
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout_s)
+        except concurrent.futures.TimeoutError as e:
+            future.cancel()
+            raise ToolError(f"The browser did not answer within {timeout_s:.0f} s.") from e
+        except PlaywrightError as e:
+            raise ToolError(f"The browser failed: {_describe(e)}") from e
+
+    def close(self) -> None:
+        if self._pid != os.getpid() or not self._thread.is_alive():
+            return  # a forked child does not own this browser
+
+        async def shutdown() -> None:
+            try:
+                await self.browser.close()
+            finally:
+                await self._playwright.stop()
+
+        try:
+            self.run(shutdown(), timeout_s=10)
+        except ToolError:
+            pass  # already gone: nothing left to release
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+
+
+_chromiums: dict[tuple[int, str, bool, int], _Chromium] = {}
+_chromiums_lock = threading.Lock()
+
+
+def _shared_chromium(executable: str, *, headless: bool, shop_port: int) -> _Chromium:
+    """This process's browser for these settings: launched on first use, relaunched if it died, closed at exit."""
+    key = (os.getpid(), executable, headless, shop_port)
+    with _chromiums_lock:
+        chromium = _chromiums.get(key)
+        if chromium is None or not chromium.is_alive:
+            if chromium is not None:
+                chromium.close()  # it crashed or was closed: release what is left of it
+            chromium = _Chromium(executable, headless=headless, shop_port=shop_port)
+            atexit.register(chromium.close)
+            _chromiums[key] = chromium
+        return chromium
+
+
+def _describe(error: Exception) -> str:
+    """Playwright's message without its API prefix and call log; a timeout says what it waited for."""
+    text = str(getattr(error, "message", error))
+    head, _, log = text.partition("Call log:")
+    head = re.sub(r"^\w+\.\w+: ", "", head.strip()).removeprefix("Error: ").strip()
+    waited = [line.strip(" -") for line in log.splitlines() if line.strip()]
+    if "Timeout" in head and waited:
+        head += f" (last step: {waited[-1]})"
+    return head
+
+
+def _find_chromium(path: str | os.PathLike[str] | None) -> str:
+    found = path or os.environ.get("AGENTGYM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found or not os.access(found, os.X_OK):
+        raise DependencyNotInstalled(f"Chromium ({found or 'not on PATH'})", _INSTALL_CHROMIUM)
+    return str(found)
+
+
+def _viewport(viewport: tuple[int, int] | Mapping[str, int]) -> dict[str, int]:
+    size = (viewport.get("width"), viewport.get("height")) if isinstance(viewport, Mapping) else tuple(viewport)
+    if len(size) != 2 or not all(isinstance(n, int) and n > 0 for n in size):
+        raise ConfigError(f"viewport must be (width, height) in positive pixels, got {viewport!r}.")
+    return {"width": size[0], "height": size[1]}

@@ -22,10 +22,10 @@ from urllib.parse import urlencode
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from harness import measure, report  # noqa: E402
+from harness import measure, report
 
-from agentgym.envs.webshop import WebShopEnv  # noqa: E402
-from agentgym.envs.webshop.browser import SHOP_ORIGIN, WebShopBrowserEnv, parse_tree  # noqa: E402
+from agentgym.envs.webshop import WebShopEnv
+from agentgym.envs.webshop.browser import SHOP_ORIGIN, WebShopBrowserEnv, parse_tree
 
 
 def record_oracle(env, n: int) -> list[list]:
@@ -88,10 +88,9 @@ def main() -> None:
             measure("browser reset: new page + search page (/s)", resets, repeats=1)]
     report(rows, baseline=rows[0].name, json_path=args.json)
 
-    session = f"{SHOP_ORIGIN}/{browser.session_id}"
     product = browser.catalog.products[browser.tasks.tasks("test")[0].gold["asin"]]
     browser.reset(options={"index": 0})
-    pages = [f"{session}/search?{urlencode({'q': product.name})}", f"{session}/item/{product.asin}"]
+    pages = [f"{SHOP_ORIGIN}/search?{urlencode({'q': product.name})}", f"{SHOP_ORIGIN}/item/{product.asin}"]
 
     def goto(i: int) -> None:
         browser.step(f'goto("{pages[i % 2]}")')

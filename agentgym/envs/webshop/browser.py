@@ -19,7 +19,10 @@ its own browser context and a fresh page per episode.
 
 Chromium reaches the shop as http://webshop.test: ``--host-resolver-rules`` maps
 that host to the local server's port and every other host to nothing, so
-observations do not depend on the port and pages cannot reach the network.
+observations do not depend on the port and pages cannot reach the network. The
+envs of a process share one shop server; each env's browser context names its
+shop session in a request header, never in a URL, so an observation depends on
+the task and the actions only, not on how many envs the process made before.
 
 The action format is in ``browser_actions.py``, the reading of the tree in ``aria.py`` and the
 Chromium driver in ``chromium.py``; this module is the env.
@@ -98,7 +101,8 @@ class WebShopBrowserEnv(AgentEnv):
         self.screenshot = screenshot
         self.viewport = _viewport(viewport)
         self.timeout_s = float(timeout_s)
-        self.session_id = f"s{next(_SERIALS)}"  # per env, the same every episode: observations repeat
+        # unique per env, the same every episode; sent as a header only, so no observation shows it
+        self.session_id = f"s{next(_SERIALS)}"
         self._chromium: _Chromium | None = None
         self._sessions: Any = None
         self._context: Any = None
@@ -210,8 +214,12 @@ class WebShopBrowserEnv(AgentEnv):
         return _Seen(page.url, title, tree, png)
 
     async def _open(self, url: str) -> _Seen:
+        from agentgym.envs.webshop.webapp import SESSION_HEADER
+
         if self._context is None:
-            self._context = await self._chromium.browser.new_context(viewport=self.viewport, base_url=SHOP_ORIGIN)
+            # the context sends the session with every request (navigations, forms, redirects): the page never sees it
+            self._context = await self._chromium.browser.new_context(
+                viewport=self.viewport, base_url=SHOP_ORIGIN, extra_http_headers={SESSION_HEADER: self.session_id})
         if self._page is not None:
             await self._page.close()
         self._page = await self._context.new_page()  # a fresh page per episode: empty history, refs from e1
@@ -234,7 +242,7 @@ class WebShopBrowserEnv(AgentEnv):
             self._chromium = _shared_chromium(self.chromium_path, headless=self.headless, shop_port=server.port)
             self._context = self._page = None
         self._errors = []
-        self._seen = self._browser(self._open(f"{SHOP_ORIGIN}/{self.session_id}"))
+        self._seen = self._browser(self._open(f"{SHOP_ORIGIN}/"))
 
     def build_prompt(self, task: Task) -> str:
         return f"{_INTRO}\n{self.action_format.instructions(self.tools)}\n\n{self._seen.render()}"
@@ -271,7 +279,7 @@ class WebShopBrowserEnv(AgentEnv):
         the goal's options, Buy Now. Ids come from the current tree."""
         target = self.catalog.products[self.task.gold["asin"]]
         nodes = parse_tree(self._seen.tree)
-        path = urlsplit(self._seen.url).path.strip("/").split("/")
+        path = urlsplit(self._seen.url).path.strip("/").split("/")  # the search page's path is [""]
 
         def act(name: str, **arguments: Any) -> str | dict[str, Any]:
             call = ToolCall(name, arguments)
@@ -282,26 +290,26 @@ class WebShopBrowserEnv(AgentEnv):
         def click(node: TreeNode | None, fallback_url: str) -> str | dict[str, Any]:
             return act("click", element=node.ref) if node else act("goto", url=fallback_url)
 
-        home = f"/{self.session_id}"
-        if path == [self.session_id]:
+        item = f"/item/{target.asin}"
+        if path == [""]:
             box = next(n for n in nodes if n.role in ("searchbox", "textbox") and n.ref)
             query = " ".join(target.name.split())
             if box.value != query:
                 return act("fill", element=box.ref, value=query)
             return act("press", element=box.ref, key="Enter")
-        if path[1:] == ["search"]:
+        if path == ["search"]:
             link = _find(nodes, "link", target.asin) or _find(nodes, "link", "Next >")
-            return click(link, f"{home}/item/{target.asin}")
-        if path[1:] == ["item", target.asin]:
+            return click(link, item)
+        if path == ["item", target.asin]:
             for wanted in self.task.gold["goal_options"]:
                 kind = target.option_type_of(wanted)
                 button = kind and _find(nodes, "button", wanted, inside=("group", kind))
                 if button and not button.is_pressed:
-                    return click(button, home)
-            return click(_find(nodes, "button", "Buy Now"), home)
-        if path[1:3] == ["item", target.asin]:
-            return click(_find(nodes, "link", "< Prev"), f"{home}/item/{target.asin}")
-        return click(_find(nodes, "link", "Back to Search"), home)
+                    return click(button, "/")
+            return click(_find(nodes, "button", "Buy Now"), "/")
+        if path[:2] == ["item", target.asin]:
+            return click(_find(nodes, "link", "< Prev"), item)
+        return click(_find(nodes, "link", "Back to Search"), "/")
 
     def close(self) -> None:
         if self._context is not None and self._chromium is not None and self._chromium.is_alive:

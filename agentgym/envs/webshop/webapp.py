@@ -5,18 +5,23 @@ It is the shop of the text mode (``shop.py``) with URLs: the same search results
 button and link names, and the same purchase record. Every page is addressable,
 so a browser's back button and typed URLs work::
 
-    GET  /{session}                                      search page
-    GET  /{session}/search?q=...&page=N                  results
-    GET  /{session}/item/{asin}?q=..&page=..&opt.<type>=<value>   item, with the chosen options
-    GET  /{session}/item/{asin}/{description|features|reviews}?...
-    POST /{session}/buy/{asin}                           records the purchase, redirects to the receipt
-    GET  /{session}/receipt
+    GET  /                                               search page
+    GET  /search?q=...&page=N                            results
+    GET  /item/{asin}?q=..&page=..&opt.<type>=<value>    item, with the chosen options
+    GET  /item/{asin}/{description|features|reviews}?...
+    POST /buy/{asin}                                     records the purchase, redirects to the receipt
+    GET  /receipt
 
 A session (``ShopSessions``) is one shopper: the instruction shown on every page,
 the catalog it shops in, and its purchase once ``Buy Now`` is clicked. The env
-opens sessions in process and reads the purchase back. ``ShopServer`` serves an
-app with uvicorn on 127.0.0.1 in a background thread; ``shared_server()`` is the
-one of this process, which the browser envs share.
+opens sessions in process and reads the purchase back. A request names its
+session in the ``X-WebShop-Session`` header, out of band: the env's browser
+context sends it on every request, so no URL, link or page shows it and two envs
+on the same task see the same pages. Without the header the session may come
+first in the path instead (``/{session}``, ``/{session}/search?...``, ...; the
+links then keep that prefix), which serves a plain HTTP client or a person.
+``ShopServer`` serves an app with uvicorn on 127.0.0.1 in a background thread;
+``shared_server()`` is the one of this process, which the browser envs share.
 """
 
 from __future__ import annotations
@@ -46,11 +51,15 @@ from agentgym.envs.webshop.catalog import Catalog, Product
 from agentgym.envs.webshop.shop import PAGE_SIZE, SUB_PAGES, purchase_record
 from agentgym.errors import ConfigError, ToolError
 
-__all__ = ["ShopServer", "ShopSessions", "make_app", "purchase_record", "shared_server"]
+__all__ = ["SESSION_HEADER", "ShopServer", "ShopSessions", "make_app", "purchase_record", "shared_server"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 OPTION_PREFIX = "opt."  # option query parameters: opt.size=large, so no option type can shadow q or page
+SESSION_HEADER = "X-WebShop-Session"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_PAGES = frozenset({"search", "item", "buy", "receipt"})  # first path segments of the header form
+_NO_SESSION = (f"This request names no shop session: send its id in the {SESSION_HEADER} header (the env's "
+               "browser does), or put it first in the path, /{session}/...")
 _SEARCH_CACHE_SIZE = 256
 
 
@@ -72,6 +81,8 @@ class ShopSessions:
         """Start (or restart, forgetting its purchase) session ``session_id``."""
         if not _SESSION_ID.fullmatch(session_id):
             raise ConfigError(f"Session id {session_id!r} must be 1-64 letters, digits, '-' or '_'.")
+        if session_id in _PAGES:
+            raise ConfigError(f"Session id {session_id!r} is the name of a page; choose another.")
         with self._lock:
             self._sessions[session_id] = _Shopper(instruction, catalog)
 
@@ -100,21 +111,24 @@ class ShopSessions:
 
 @dataclass(frozen=True)
 class _View:
-    """Where a shopper is: the session, the search (query, page) that led here and the chosen options."""
+    """Where a shopper is: the links' prefix, the search (query, page) that led here and the chosen options.
 
-    session: str
+    ``base`` is ``""`` when the header names the session and ``"/{session}"`` when the path does.
+    """
+
+    base: str
     query: str
     page: int
     options: dict[str, str]
 
     def search_url(self) -> str:
-        return f"/{self.session}"
+        return self.base or "/"
 
     def results_url(self, page: int | None = None) -> str:
-        return f"/{self.session}/search?" + urlencode({"q": self.query, "page": page or self.page})
+        return f"{self.base}/search?" + urlencode({"q": self.query, "page": page or self.page})
 
     def item_url(self, asin: str, sub: str | None = None, options: Mapping[str, str] | None = None) -> str:
-        path = f"/{self.session}/item/{quote(asin)}" + (f"/{sub}" if sub else "")
+        path = f"{self.base}/item/{quote(asin)}" + (f"/{sub}" if sub else "")
         params = self.context(options)
         return f"{path}?{urlencode(params)}" if params else path
 
@@ -140,13 +154,27 @@ class _Shop:
     def _render(self, request: Request, template: str, context: dict[str, Any], status_code: int = 200) -> Response:
         return self.templates.TemplateResponse(request, template, context, status_code=status_code)
 
-    def _shopper(self, request: Request) -> tuple[str, _Shopper, Catalog]:
-        session = request.path_params["session"]
+    @staticmethod
+    def _session(request: Request) -> tuple[str | None, str]:
+        """The session the request names (None: none) and the prefix of its page's links."""
+        header = request.headers.get(SESSION_HEADER)
+        in_path = request.path_params.get("session")
+        if header is not None:
+            if in_path is not None:  # the header form has no session in its paths: other sessions stay out of reach
+                raise HTTPException(404, f"There is no page {request.url.path} in this shop.")
+            return header, ""
+        return in_path, "" if in_path is None else f"/{in_path}"
+
+    def _shopper(self, request: Request) -> tuple[str, str, _Shopper, Catalog]:
+        """The request's session, its links' prefix, shopper and catalog; an HTTP error page if it has none."""
+        session, base = self._session(request)
+        if session is None:
+            raise HTTPException(400, _NO_SESSION)
         shopper = self.sessions.get(session)
         catalog = None if shopper is None else (shopper.catalog or self.catalog)
         if shopper is None or catalog is None:
             raise HTTPException(404, f"Unknown session {session!r}: sessions are opened by the env's reset().")
-        return session, shopper, catalog
+        return session, base, shopper, catalog
 
     def _search(self, catalog: Catalog, query: str) -> list[str]:
         # A results page, each of its item pages and every "< Prev" repeat the search: cache the asins.
@@ -170,7 +198,7 @@ class _Shop:
         return product
 
     @staticmethod
-    def _view(session: str, params: Mapping[str, str], product: Product | None = None) -> _View:
+    def _view(base: str, params: Mapping[str, str], product: Product | None = None) -> _View:
         query = params.get("q", "").strip()
         try:
             page = max(1, int(params.get("page", "1")))
@@ -184,19 +212,19 @@ class _Shop:
             if value.strip().lower() not in values:
                 raise HTTPException(404, f"{product.asin} has no {kind} {value!r}; it offers: {', '.join(values)}.")
             options[kind] = value.strip().lower()
-        return _View(session, query, page, options)
+        return _View(base, query, page, options)
 
     # ---- pages --------------------------------------------------------------------
     async def search_page(self, request: Request) -> Response:
-        session, shopper, _ = self._shopper(request)
-        urls = {"results": f"/{session}/search"}
+        _, base, shopper, _ = self._shopper(request)
+        urls = {"results": f"{base}/search"}
         return self._render(request, "search.html", {"instruction": shopper.instruction, "urls": urls})
 
     async def results(self, request: Request) -> Response:
-        session, shopper, catalog = self._shopper(request)
-        view = self._view(session, request.query_params)
+        _, base, shopper, catalog = self._shopper(request)
+        view = self._view(base, request.query_params)
         if not view.query:
-            urls = {"results": f"/{session}/search"}
+            urls = {"results": f"{base}/search"}
             return self._render(request, "search.html", {"instruction": shopper.instruction, "urls": urls,
                                                          "message": "Enter what you are looking for."})
         asins = self._search(catalog, view.query)
@@ -213,16 +241,16 @@ class _Shop:
             "products": products, "urls": urls})
 
     async def item(self, request: Request) -> Response:
-        session, shopper, catalog = self._shopper(request)
+        _, base, shopper, catalog = self._shopper(request)
         product = self._product(catalog, request.path_params["asin"])
-        view = self._view(session, request.query_params, product)
+        view = self._view(base, request.query_params, product)
         groups = []
         for kind, values in product.options.items():
             others = {k: v for k, v in view.options.items() if k != kind}
             groups.append({"kind": kind, "choices": values, "param": OPTION_PREFIX + kind,
                            "selected": view.options.get(kind), "keep": view.context(others)})
         urls = {"back": view.search_url(), "prev": view.results_url() if view.query else view.search_url(),
-                "item": f"/{session}/item/{quote(product.asin)}", "buy": f"/{session}/buy/{quote(product.asin)}",
+                "item": f"{base}/item/{quote(product.asin)}", "buy": f"{base}/buy/{quote(product.asin)}",
                 **{sub: view.item_url(product.asin, sub) for sub in SUB_PAGES}}
         chosen = [(OPTION_PREFIX + k, v) for k, v in view.options.items()]
         return self._render(request, "item.html", {
@@ -230,29 +258,29 @@ class _Shop:
             "chosen": chosen, "urls": urls})
 
     async def detail(self, request: Request) -> Response:
-        session, shopper, catalog = self._shopper(request)
+        _, base, shopper, catalog = self._shopper(request)
         sub = request.path_params["sub"]
         if sub not in SUB_PAGES:
             raise HTTPException(404, f"Items have no {sub!r} page; they have {', '.join(SUB_PAGES)}.")
         product = self._product(catalog, request.path_params["asin"])
-        view = self._view(session, request.query_params, product)
+        view = self._view(base, request.query_params, product)
         urls = {"back": view.search_url(), "prev": view.item_url(product.asin)}
         return self._render(request, "detail.html", {
             "instruction": shopper.instruction, "product": product, "sub": sub, "heading": sub.capitalize(),
             "urls": urls})
 
     async def buy(self, request: Request) -> Response:
-        session, _, catalog = self._shopper(request)
+        session, base, _, catalog = self._shopper(request)
         product = self._product(catalog, request.path_params["asin"])
         # the form is urlencoded; parsed here so the app needs no multipart package
         form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
-        view = self._view(session, form, product)
+        view = self._view(base, form, product)
         if self.sessions.record_purchase(session, purchase_record(product, view.options)) is None:
             raise HTTPException(404, f"Session {session!r} was closed before the order was placed.")
-        return RedirectResponse(f"/{session}/receipt", status_code=303)
+        return RedirectResponse(f"{base}/receipt", status_code=303)
 
     async def receipt(self, request: Request) -> Response:
-        _, shopper, _ = self._shopper(request)
+        _, _, shopper, _ = self._shopper(request)
         if shopper.purchase is None:
             raise HTTPException(404, "Nothing was bought in this session yet.")
         return self._render(request, "receipt.html", {"instruction": shopper.instruction,
@@ -260,30 +288,32 @@ class _Shop:
 
     async def error(self, request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
-        session = request.path_params.get("session")
+        try:
+            session, base = self._session(request)
+        except HTTPException:
+            session, base = request.headers.get(SESSION_HEADER), ""
         known = session is not None and self.sessions.get(session) is not None
         return self._render(request, "error.html", {
             "status": status, "reason": HTTPStatus(status).phrase, "message": getattr(exc, "detail", str(exc)),
-            "back": f"/{session}" if known else None}, status_code=status)
+            "back": (base or "/") if known else None}, status_code=status)
 
 
 def make_app(catalog: Catalog | None = None, *, sessions: ShopSessions | None = None) -> Starlette:
     """The shop's Starlette app. ``catalog`` serves sessions opened without their own catalog.
 
-    The registry is ``app.state.sessions``; open a session before its pages exist:
+    The registry is ``app.state.sessions``; open a session before its pages exist, then name it in the
+    ``X-WebShop-Session`` header (or first in the path: ``/demo/search?q=...``):
 
     >>> app = make_app()
     >>> app.state.sessions.open("demo", instruction="i need a red lipstick")
     """
     shop = _Shop(catalog, sessions or ShopSessions())
-    routes = [
-        Route("/{session}", shop.search_page),
-        Route("/{session}/search", shop.results),
-        Route("/{session}/item/{asin}", shop.item),
-        Route("/{session}/item/{asin}/{sub}", shop.detail),
-        Route("/{session}/buy/{asin}", shop.buy, methods=["POST"]),
-        Route("/{session}/receipt", shop.receipt),
-    ]
+    pages = [("", shop.search_page, None), ("/search", shop.results, None), ("/item/{asin}", shop.item, None),
+             ("/item/{asin}/{sub}", shop.detail, None), ("/buy/{asin}", shop.buy, ["POST"]),
+             ("/receipt", shop.receipt, None)]
+    # the header form first: "/search" is that page, not a session named "search" (no session may be named so)
+    routes = [Route(path or "/", handler, methods=methods) for path, handler, methods in pages]
+    routes += [Route("/{session}" + path, handler, methods=methods) for path, handler, methods in pages]
     app = Starlette(routes=routes, exception_handlers={HTTPException: shop.error})
     app.state.sessions = shop.sessions
     return app

@@ -78,17 +78,17 @@ def test_doctests(module):
 
 
 def test_tree_parsing_reads_quoted_lines():
-    tree = "\n".join([
+    lines = [
         "- main [ref=e1]:",
         "  - 'heading \"Page 1 (Total results: 36)\" [level=1] [ref=e2]'",
         "  - 'group \"size: it''s\" [ref=e3]':",
         '    - button "15.6\\" cable" [pressed] [ref=e4]',
         '  - searchbox "Search query" [active] [ref=e5]: "Foo: bar"',
         "  - link \"B01\" [ref=e6] [cursor=pointer]:",
-        "    - /url: /s1/item/B01",
+        "    - /url: /item/B01",
         "  - text: plain",
-    ])
-    nodes = {n.ref: n for n in parse_tree(tree)}
+    ]
+    nodes = {n.ref: n for n in parse_tree("\n".join(lines))}
     assert nodes["e2"].name == "Page 1 (Total results: 36)"
     assert nodes["e4"].name == '15.6" cable' and nodes["e4"].is_pressed
     assert nodes["e4"].ancestors == (("main", ""), ("group", "size: it's"))
@@ -134,7 +134,7 @@ def test_oracle_buys_the_goal_through_the_page(env, index):
     purchase = json.loads(info["answer"])
     assert purchase["asin"] == task.gold["asin"]
     assert sorted(purchase["options"].values()) == sorted(task.gold["goal_options"])
-    assert info["url"] == f"{SHOP_ORIGIN}/{env.session_id}/receipt"
+    assert info["url"] == f"{SHOP_ORIGIN}/receipt"
     assert "Thank you for shopping with us!" in obs
 
 
@@ -142,11 +142,11 @@ def test_oracle_buys_the_goal_through_the_page(env, index):
 @requires_browser
 def test_first_observation_is_the_search_page(env):
     obs, info = env.reset(options={"index": 0})
-    assert f"URL: {SHOP_ORIGIN}/{env.session_id}\nTitle: WebShop\n" in obs
+    assert f"URL: {SHOP_ORIGIN}/\nTitle: WebShop\n" in obs
     assert f"Instruction: {env.task.prompt}" in obs
     assert 'searchbox "Search query"' in obs and 'button "Search"' in obs
     assert 'click("e12")' in obs  # the action syntax
-    assert info["url"] == f"{SHOP_ORIGIN}/{env.session_id}" and "screenshot" not in info
+    assert info["url"] == f"{SHOP_ORIGIN}/" and "screenshot" not in info
     assert {t["function"]["name"] for t in info["tools"]} == {"click", "fill", "press", "scroll", "go_back",
                                                                "goto", "noop"}
 
@@ -156,12 +156,12 @@ def test_first_observation_is_the_search_page(env):
 def test_a_wrong_purchase_scores_less(env):
     env.reset(options={"index": 0})  # goal: B00TEST000 in black and medium, under $40
     gold = env.task.gold
-    env.step(f'goto("/{env.session_id}/item/B00TEST001")')  # the same kind of product, another model
+    env.step('goto("/item/B00TEST001")')  # the same kind of product, another model
     _, reward, terminated, _, info = env.step(f'click("{refs(env, "button", "Buy Now")[0]}")')
     assert terminated and 0.0 < reward < 1.0
     assert info["verification"]["details"]["options_matched"] == []
     env.reset(options={"index": 0})
-    env.step(f'goto("/{env.session_id}/item/B02TEST005")')  # headphones: not the goal's type at all
+    env.step('goto("/item/B02TEST005")')  # headphones: not the goal's type at all
     _, reward, terminated, _, info = env.step(f'click("{refs(env, "button", "Buy Now")[0]}")')
     assert terminated and reward < 0.5 and json.loads(info["answer"])["asin"] == "B02TEST005" != gold["asin"]
 
@@ -188,7 +188,7 @@ def test_mistakes_are_observations_with_the_page(env):
         assert message in obs and f"URL: {link_free_page}" in obs and "searchbox" in obs
         assert reward == 0.0 and not terminated
         assert time.perf_counter() - start < 2.5, action  # a mistake never waits out a browser timeout
-    env.step(f'goto("/{env.session_id}/search?q=ski+pants")')
+    env.step('goto("/search?q=ski+pants")')
     obs, *_, info = env.step(f'fill("{refs(env, "link", "Next >")[0]}", "x")')  # a link is no text box
     assert "fill failed" in info["action_error"] and "Element is not an <input>" in info["action_error"]
 
@@ -201,17 +201,40 @@ def test_navigation_goto_go_back_and_pages(env):
     env.step(f'fill("{box}", "ski pants")')
     obs, *_, info = env.step(f'press("{box}", "Enter")')
     results_url = info["url"]
-    assert results_url == f"{SHOP_ORIGIN}/{env.session_id}/search?q=ski+pants" and "Page 1 (Total results:" in obs
+    assert results_url == f"{SHOP_ORIGIN}/search?q=ski+pants" and "Page 1 (Total results:" in obs
     obs, *_, info = env.step(f'click("{refs(env, "link", "Next >")[0]}")')
     assert info["url"].endswith("page=2") and "Page 2 (Total results:" in obs and refs(env, "link", "< Prev")
-    obs, *_, info = env.step(f'goto("{SHOP_ORIGIN}/{env.session_id}/item/B00TEST002/features")')
+    obs, *_, info = env.step(f'goto("{SHOP_ORIGIN}/item/B00TEST002/features")')
     assert info["action_error"] is None and "Waterproof design" in obs
     obs, *_, info = env.step("go_back()")
     assert info["action_error"] is None and info["url"].endswith("page=2")
     obs, *_, info = env.step("scroll(0, 300)")
     assert info["action_error"] is None and info["url"].endswith("page=2")
-    obs, *_, info = env.step(f'goto("/{env.session_id}/item/B0NOTHERE")')
+    obs, *_, info = env.step('goto("/item/B0NOTHERE")')
     assert "404 Not Found" in obs and "No product with asin" in obs
+    obs, *_, info = env.step(f'goto("/{env.session_id}/search?q=ski+pants")')  # the path form: not for the browser
+    assert "404 Not Found" in obs and "There is no page" in obs and 'link "Back to Search"' in obs
+
+
+@pytest.mark.browser
+@requires_browser
+def test_observations_do_not_depend_on_the_envs_made_before(env, data_dir):
+    env.reset(seed=5)  # the module's env has made pages of its own session
+    later = WebShopBrowserEnv(data_dir=data_dir)
+    try:
+        assert later.session_id != env.session_id
+        first, second = env.reset(seed=5)[0], later.reset(seed=5)[0]
+        assert first == second and env.task.id == later.task.id
+        assert f"URL: {SHOP_ORIGIN}/\n" in first
+        box = refs(env, "searchbox")[0]
+        assert refs(later, "searchbox") == [box]
+        for action in (f'fill("{box}", "ski pants")', f'press("{box}", "Enter")'):
+            first, second = env.step(action)[0], later.step(action)[0]
+            assert first == second
+        assert "/url: /item/" in first and f"URL: {SHOP_ORIGIN}/search?q=ski+pants" in first
+        assert f"/{env.session_id}" not in first and f"/{later.session_id}" not in second
+    finally:
+        later.close()
 
 
 @pytest.mark.browser

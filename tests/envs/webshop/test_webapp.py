@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 import agentgym.envs.webshop.webapp
 from agentgym.envs.webshop.catalog import load_catalog
 from agentgym.envs.webshop.shop import ShopSession
-from agentgym.envs.webshop.webapp import ShopServer, ShopSessions, make_app
+from agentgym.envs.webshop.webapp import SESSION_HEADER, ShopServer, ShopSessions, make_app
 
 _FAMILIES = {
     # query: (title stem, product category, options, attributes)
@@ -178,7 +178,10 @@ def test_errors_are_pages_that_say_what_is_wrong(client):
     assert client.get("/s1/buy/B00TEST000").status_code == 405
     empty = client.get("/s1/search", params={"q": "  "})
     assert empty.status_code == 200 and "Enter what you are looking for." in empty.text
-    assert client.get("/").status_code == 404
+    for path in ("/", "/search?q=pants", "/receipt"):  # neither the header nor the path names a session
+        missing = client.get(path)
+        assert missing.status_code == 400 and "names no shop session" in missing.text, path
+        assert SESSION_HEADER in missing.text and "Back to Search" not in missing.text
     # markup is escaped
     client.app.state.sessions.open("s2", instruction="<script>alert(1)</script>")
     assert "&lt;script&gt;" in client.get("/s2").text
@@ -192,6 +195,48 @@ def test_doctests():
 def test_session_ids_are_validated():
     with pytest.raises(ValueError, match="letters, digits"):
         ShopSessions().open("../x", instruction="x")
+    with pytest.raises(ValueError, match="name of a page"):
+        ShopSessions().open("search", instruction="x")
+
+
+def test_the_session_header_keeps_the_session_out_of_urls(catalog):
+    app = make_app(catalog)
+    app.state.sessions.open("s1", instruction="i want ski pants, black and large")
+    with TestClient(app, base_url="http://webshop.test", headers={SESSION_HEADER: "s1"}) as client:
+        home = client.get("/")
+        assert home.status_code == 200 and '<form role="search" method="get" action="/search">' in home.text
+        results = client.get("/search", params={"q": "ski pants"})
+        expected = [p.asin for p in catalog.search("ski pants")]
+        assert re.findall(r'<a href="/item/(\w+)\?', results.text) == expected[:10]
+        nav = links(results.text)
+        assert nav["Back to Search"] == "/" and nav["Next >"] == "/search?q=ski+pants&page=2"
+        item = client.get(f"/item/{expected[0]}", params={"q": "ski pants", "page": 1, "opt.color": "black"})
+        assert f'action="/item/{expected[0]}"' in item.text and f'action="/buy/{expected[0]}"' in item.text
+        assert links(item.text)["Features"] == f"/item/{expected[0]}/features?q=ski+pants&page=1&opt.color=black"
+        receipt = client.post(f"/buy/{expected[0]}", data={"opt.color": "black"})
+        assert receipt.status_code == 200 and str(receipt.url) == "http://webshop.test/receipt"
+        assert app.state.sessions.purchase("s1")["asin"] == expected[0]
+        for page in (home, results, item, receipt):
+            assert "s1" not in page.text
+        # a browser that names its session in the header reaches no page by the path form, its own or another's
+        path_form = client.get("/s1/search", params={"q": "ski pants"})
+        assert path_form.status_code == 404 and "There is no page /s1/search" in path_form.text
+        assert links(path_form.text)["Back to Search"] == "/"
+        unknown = client.get("/", headers={SESSION_HEADER: "nobody"})
+        assert unknown.status_code == 404 and "Unknown session &#39;nobody&#39;" in unknown.text
+
+
+def test_sessions_named_in_the_header_see_the_same_pages(catalog):
+    app = make_app(catalog)
+    for session in ("s1", "s2"):
+        app.state.sessions.open(session, instruction="i want a lipstick")
+    with TestClient(app, base_url="http://webshop.test") as client:
+        for path in ("/", "/search?q=lipstick&page=2", "/item/B01TEST003?opt.color=nude", "/item/B01TEST003/reviews",
+                     "/item/B0NOTHERE0"):
+            first, second = (client.get(path, headers={SESSION_HEADER: s}) for s in ("s1", "s2"))
+            assert first.status_code == second.status_code and first.text == second.text, path
+        client.post("/buy/B01TEST003", data={"opt.color": "pink"}, headers={SESSION_HEADER: "s2"})
+        assert app.state.sessions.purchase("s1") is None and app.state.sessions.purchase("s2")["asin"] == "B01TEST003"
 
 
 def test_server_serves_over_a_real_socket(catalog):
@@ -199,6 +244,8 @@ def test_server_serves_over_a_real_socket(catalog):
     try:
         server.app.state.sessions.open("s1", instruction="hello")
         page = httpx.get(f"{server.url}/s1/search", params={"q": "headphones"}, timeout=5)
+        assert page.status_code == 200 and 'Studio Headphones with 6.6&#34; Cable' in page.text
+        page = httpx.get(f"{server.url}/search", params={"q": "headphones"}, headers={SESSION_HEADER: "s1"}, timeout=5)
         assert page.status_code == 200 and 'Studio Headphones with 6.6&#34; Cable' in page.text
     finally:
         server.stop()

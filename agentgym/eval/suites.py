@@ -60,11 +60,13 @@ class Suite:
 
 SUITES: dict[str, Suite] = {suite.name: suite for suite in (
     # Sized so that `agentgym eval` (SmolLM2-135M on 2 CPU cores, ~10 tokens/s) finishes in minutes.
-    Suite("core", "1", (
+    # Browser modes are left out: the main job runs on a machine without Chromium.
+    Suite("core", "2", (
         SuiteEntry("agentgym/SearchQA-v0", "test", 5, {"max_turns": 3}),
         SuiteEntry("agentgym/MathTool-v0", "test", 5, {"max_turns": 3}),
         SuiteEntry("agentgym/PyCode-v0", "test", 5, {"max_turns": 3}),
-    ), "A quick check: 5 test episodes of each env family, at most 3 turns each."),
+        SuiteEntry("agentgym/WebShop-v0", "test", 5, {"max_turns": 3}),
+    ), "A quick check: 5 test episodes of each env family (text modes), at most 3 turns each."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
     # or "full v2" would silently mean different things (tests/eval/test_runner.py checks coverage).
     Suite("full", "2", (

@@ -77,7 +77,8 @@ def test_every_registered_env_is_in_the_full_suite():
     missing = shipped - {e.env_id for e in SUITES["full"].entries}
     assert not missing, f"registered but in no suite's full: {sorted(missing)}"
     assert all(e.episodes is None and e.split == "test" for e in SUITES["full"].entries)
-    assert {e.env_id for e in SUITES["core"].entries} == shipped
+    text_only = {info.id for info in ENVS if "browser" not in info.extras}
+    assert {e.env_id for e in SUITES["core"].entries} == text_only
     assert all(e.episodes == 5 and e.env_kwargs == {"max_turns": 3} for e in SUITES["core"].entries)
 
 
@@ -135,7 +136,7 @@ def test_results_carry_provenance(tmp_path):
     sampling = Sampling(temperature=0.7, seed=1)
 
     result, _ = run_plan(plan, lambda: ScriptedChat(sampling=sampling), results_path=tmp_path / "r.jsonl")
-    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "1"
+    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "2"
     assert result.model == "scripted-model-1" and result.sampling == sampling.as_dict()
     assert result.prompt_tokens > 0 and result.completion_tokens > 0 and result.remote is None
     assert result.agentgym_version == agentgym.__version__

@@ -1,0 +1,49 @@
+"""Bundled repositories: files to a git repository at a reproducible commit, on the host or in a sandbox.
+
+The same files, commit message, identity and dates give the same commit hash on
+every machine, so ``base_commit`` in the bundled instances is checkable.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentgym.errors import DataError
+
+__all__ = ["GIT_ENV", "commit_command", "materialize"]
+
+GIT_DATE = "2024-01-01T00:00:00+00:00"
+GIT_ENV = {
+    "GIT_AUTHOR_DATE": GIT_DATE, "GIT_COMMITTER_DATE": GIT_DATE,
+    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0", "HOME": "/tmp",
+}
+_IDENTITY = "-c user.name=agentgym -c user.email=agentgym@example.invalid -c core.hooksPath=/dev/null"
+
+
+def commit_command(message: str) -> str:
+    """Shell commands that turn the current directory into a repository with one commit; prints its hash."""
+    return (f"git init -q -b main && git add -A && git {_IDENTITY} commit -q --no-verify "
+            f"-m {shlex.quote(message)} && git rev-parse HEAD")
+
+
+def materialize(files: Mapping[str, str], dest: str | Path, message: str) -> str:
+    """Write ``files`` under ``dest`` (which must be empty or absent), commit them; the commit hash."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise DataError(f"{dest} is not empty; a repository is materialized into an empty directory.")
+    for rel, content in sorted(files.items()):
+        path = dest / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        path.chmod(0o644)
+    out = subprocess.run(["bash", "-c", commit_command(message)], cwd=dest, env={**os.environ, **GIT_ENV},
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise DataError(f"git could not commit the repository in {dest}: {out.stderr.strip()}")
+    return out.stdout.strip().splitlines()[-1]

@@ -145,8 +145,10 @@ class HermesFormat(ActionFormat):
     name = "hermes"
     _CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
-    def __init__(self, *, answer_tag: str = "answer") -> None:
+    def __init__(self, *, answer_tag: str = "answer", plain_text_answers: bool = True) -> None:
         self.answer_tag = answer_tag
+        # False: a turn without a tool call or an answer tag is a format error (SWE-agent's behaviour)
+        self.plain_text_answers = plain_text_answers
 
     def parse(self, text: str, tools: Mapping[str, Tool]) -> ParsedAction:
         if not isinstance(text, str):
@@ -157,6 +159,9 @@ class HermesFormat(ActionFormat):
             if "<tool_call>" in visible:
                 return ParsedAction(error="Unclosed <tool_call>: end every call with </tool_call>.")
             answer = re.search(rf"<{self.answer_tag}>(.*?)</{self.answer_tag}>", visible, re.DOTALL)
+            if answer is None and not self.plain_text_answers:
+                return ParsedAction(error="No tool call found. Call a tool with "
+                                          '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.')
             return ParsedAction(answer=(answer.group(1) if answer else visible).strip())
         calls = []
         for i, body in enumerate(bodies):

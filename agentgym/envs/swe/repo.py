@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentgym.errors import DataError
 
-__all__ = ["GIT_ENV", "commit_command", "materialize"]
+__all__ = ["GIT_ENV", "commit_command", "commit_message", "materialize"]
 
 GIT_DATE = "2024-01-01T00:00:00+00:00"
 GIT_ENV = {
@@ -23,6 +23,11 @@ GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0", "HOME": "/tmp",
 }
 _IDENTITY = "-c user.name=agentgym -c user.email=agentgym@example.invalid -c core.hooksPath=/dev/null"
+
+
+def commit_message(instance: Mapping[str, str]) -> str:
+    """The bundled repositories' commit message: ``"<project> <version>"`` (``repo`` is ``owner/project``)."""
+    return f"{instance['repo'].split('/')[-1]} {instance.get('version', '')}".strip()
 
 
 def commit_command(message: str) -> str:

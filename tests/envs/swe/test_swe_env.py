@@ -1,0 +1,117 @@
+"""agentgym/SWEBench-v0 on a tiny instance: tools, the diff as prediction, swebench grading, oracle and empty patch."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tiny_instance import FIXED_OPS, write_instance
+
+import agentgym
+from agentgym.envs.swe.env import SWEBenchEnv
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("swe")
+    write_instance(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def env(data_dir):
+    env = SWEBenchEnv(data=data_dir)
+    yield env
+    env.close()
+
+
+def call(name, **arguments):
+    return json.dumps({"name": name, "arguments": arguments})
+
+
+def tool(env, name, **arguments):
+    obs, reward, terminated, truncated, info = env.step(f"<tool_call>{call(name, **arguments)}</tool_call>")
+    return obs, reward, terminated, info
+
+
+def test_oracle_resolves_and_lists_each_test(env):
+    obs, info = env.reset(seed=0)
+    assert "mean()" in obs and "/work/repo" in obs and {t["function"]["name"] for t in info["tools"]} == {
+        "bash", "view", "edit", "create", "search", "submit"}
+    done = False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(env.oracle_action())
+        done = terminated or truncated
+    assert terminated and reward == 1.0
+    details = info["verification"]["details"]
+    assert details["fail_to_pass"]["success"] == ["tests/test_ops.py::test_mean", "tests/test_ops.py::test_mean_empty"]
+    assert details["pass_to_pass"]["success"] == ["tests/test_ops.py::test_add"]
+    assert "calc/ops.py" in details["model_patch"]
+
+
+def test_empty_patch_is_not_resolved(env):
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step(f"<tool_call>{call('submit')}</tool_call>")
+    assert terminated and reward == 0.0
+    assert info["verification"]["details"]["fail_to_pass"]["failure"] == [
+        "tests/test_ops.py::test_mean", "tests/test_ops.py::test_mean_empty"]
+
+
+def test_tools_edit_view_search_create_bash_and_a_half_fix(env):
+    env.reset(seed=0)
+    obs, *_ = tool(env, "view", path="calc/ops.py", start=5, end=7)
+    assert "     5\tdef mean(values):" in obs and "add" not in obs
+    obs, *_ = tool(env, "search", pattern=r"len\(values\)")
+    assert "<tool_response>\ncalc/ops.py:7:     return sum(values) / (len(values) - 1)" in obs
+    obs, *_ = tool(env, "edit", path="calc/ops.py", old="no such text", new="x")
+    assert "was not found" in obs
+    obs, *_ = tool(env, "edit", path="calc/ops.py", old="values", new="v")
+    assert "appears 4 times" in obs
+    obs, *_ = tool(env, "edit", path="calc/ops.py", old="(len(values) - 1)", new="len(values)")
+    assert "Edited calc/ops.py" in obs
+    obs, *_ = tool(env, "create", path="calc/ops.py", content="x")
+    assert "already exists" in obs
+    obs, *_ = tool(env, "view", path="../../etc/passwd")
+    assert "outside the repository" in obs
+    obs, *_ = tool(env, "bash", command="python -m pytest -q tests 2>&1 | tail -1; exit 3")
+    assert "1 passed" in obs and "[exit code 3]" in obs
+    obs, *_ = tool(env, "bash", command="sleep 5", timeout_s=1)
+    assert "timed out" in obs
+    # half a fix: mean is right, the empty case still raises ZeroDivisionError
+    _, reward, terminated, info = tool(env, "submit")
+    assert terminated and reward == 0.0
+    details = info["verification"]["details"]
+    assert details["fail_to_pass"] == {"success": ["tests/test_ops.py::test_mean"],
+                                       "failure": ["tests/test_ops.py::test_mean_empty"]}
+
+
+def test_running_out_of_turns_auto_submits_the_diff(data_dir):
+    env = SWEBenchEnv(data=data_dir, max_turns=1)
+    try:
+        env.reset(seed=0)
+        _, reward, terminated, truncated, info = env.step(
+            f"<tool_call>{call('bash', command=f'cat > calc/ops.py <<EOF{chr(10)}{FIXED_OPS}EOF')}</tool_call>")
+        assert truncated and not terminated and reward == 1.0
+    finally:
+        env.close()
+
+
+def test_a_patch_in_the_answer_text_is_not_the_prediction(env):
+    env.reset(seed=0)
+    gold = env.task.gold["patch"]
+    _, reward, terminated, _, info = env.step(f"<answer>{gold}</answer>")
+    assert terminated and reward == 0.0 and info["verification"]["details"]["model_patch"] == ""
+
+
+def test_malformed_calls_are_observations(env):
+    env.reset(seed=0)
+    obs, reward, terminated, _, info = env.step('<tool_call>{"name": "edit", "arguments": {"path": 1}}</tool_call>')
+    assert info["action_error"] and not terminated and reward == 0.0
+
+
+def test_check_env(data_dir):
+    env = SWEBenchEnv(data=data_dir)
+    try:
+        assert agentgym.check_env(env, n_tasks=1)["oracle_solved"]
+    finally:
+        env.close()

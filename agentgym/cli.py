@@ -152,6 +152,52 @@ def leaderboard_build(directory: Annotated[Path, typer.Option("--dir", help="The
     console.print(f"wrote {readme} and {page}")
 
 
+swe_app = typer.Typer(help="SWE-bench: prove instances, grade predictions.", no_args_is_help=True)
+app.add_typer(swe_app, name="swe")
+DataOption = Annotated[Optional[Path], typer.Option(help="Instances (JSONL/Parquet/dataset dir); default: bundled.")]
+BackendOption = Annotated[str, typer.Option(help="bwrap (default) or docker.")]
+
+
+@swe_app.command("validate")
+def swe_validate(data: DataOption = None, backend: BackendOption = "bwrap",
+                 split: Annotated[Optional[str], typer.Option(help="One split (default: all).")] = None) -> None:
+    """Prove each instance: FAIL_TO_PASS fail and PASS_TO_PASS pass before the gold patch, all pass after."""
+    from agentgym.envs.swe.commands import validate_instances
+    from agentgym.envs.swe.env import SWEBenchEnv
+
+    env = SWEBenchEnv(data=data, backend=backend)  # type: ignore[arg-type]
+    try:
+        checks = validate_instances(env, split=split, progress=lambda c: console.print(
+            f"{'ok  ' if c.ok else 'FAIL'} {c.instance_id} ({c.seconds:.1f} s)" + "".join(
+                f"\n     {p}" for p in c.problems), markup=False))
+    finally:
+        env.close()
+    bad = [c for c in checks if not c.ok]
+    console.print(f"{len(checks) - len(bad)}/{len(checks)} instances valid on {backend}")
+    if bad:
+        raise typer.Exit(1)
+
+
+@swe_app.command("grade")
+def swe_grade(predictions: Annotated[Path, typer.Option(help="SWE-bench predictions: instance_id, model_patch.")],
+              data: DataOption = None, backend: BackendOption = "bwrap",
+              report: Annotated[Optional[Path], typer.Option(help="Write the JSON report here.")] = None) -> None:
+    """Grade a predictions file with the swebench harness's log parsing and report."""
+    from agentgym.envs.swe.commands import grade_predictions, read_predictions
+    from agentgym.envs.swe.env import SWEBenchEnv
+
+    env = SWEBenchEnv(data=data, backend=backend)  # type: ignore[arg-type]
+    try:
+        result = grade_predictions(env, read_predictions(predictions), progress=lambda i, ok: console.print(
+            f"{'resolved  ' if ok else 'unresolved'} {i}", markup=False))
+    finally:
+        env.close()
+    if report is not None:
+        report.write_text(json.dumps(result, indent=2) + "\n")
+    console.print(f"resolved {result['resolved_instances']}/{result['total_instances']}"
+                  + (f", {len(result['error_ids'])} unknown ids" if result["error_ids"] else ""))
+
+
 def _is_loopback(host: str) -> bool:
     import ipaddress
 

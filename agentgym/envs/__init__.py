@@ -45,4 +45,12 @@ ENVS: tuple[EnvInfo, ...] = (
         extras=("webshop", "browser"),
         client_kwargs=("action_format", "max_turns", "screenshot", "split"),
     ),
+    EnvInfo(
+        id="agentgym/SWEBench-v0",
+        entry_point="agentgym.envs.swe.env:SWEBenchEnv",
+        description="SWE-bench: fix an issue in a repository with bash/view/edit tools; FAIL_TO_PASS + PASS_TO_PASS "
+                    "graded by the swebench harness.",
+        extras=("swe",),
+        client_kwargs=("action_format", "max_observation_chars", "max_turns", "split", "timeout_s"),
+    ),
 )

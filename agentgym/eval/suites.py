@@ -65,8 +65,10 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         SuiteEntry("agentgym/SearchQA-v0", "test", 5, {"max_turns": 3}),
         SuiteEntry("agentgym/MathTool-v0", "test", 5, {"max_turns": 3}),
         SuiteEntry("agentgym/PyCode-v0", "test", 5, {"max_turns": 3}),
-        SuiteEntry("agentgym/WebShop-v0", "test", 5, {"max_turns": 3}),
-    ), "A quick check: 5 test episodes of each env family (text modes), at most 3 turns each."),
+        # a purchase takes 3 to 6 actions (search, open, options, buy): 3 turns cannot solve most goals
+        SuiteEntry("agentgym/WebShop-v0", "test", 5, {"max_turns": 8}),
+        SuiteEntry("agentgym/SWEBench-v0", "test", 5, {"max_turns": 3}),
+    ), "A quick check: 5 test episodes of each env family (text modes), at most 3 turns each (WebShop 8)."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
     # or "full v2" would silently mean different things (tests/eval/test_runner.py checks coverage).
     Suite("full", "2", (
@@ -75,6 +77,7 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         SuiteEntry("agentgym/PyCode-v0", "test"),
         SuiteEntry("agentgym/WebShop-v0", "test"),
         SuiteEntry("agentgym/WebShopBrowser-v0", "test"),
+        SuiteEntry("agentgym/SWEBench-v0", "test"),
     ), "Every registered env, its whole test split, one episode per task."),
 )}
 

@@ -79,7 +79,7 @@ def test_every_registered_env_is_in_the_full_suite():
     assert all(e.episodes is None and e.split == "test" for e in SUITES["full"].entries)
     text_only = {info.id for info in ENVS if "browser" not in info.extras}
     assert {e.env_id for e in SUITES["core"].entries} == text_only
-    assert all(e.episodes == 5 and e.env_kwargs == {"max_turns": 3} for e in SUITES["core"].entries)
+    assert all(e.episodes == 5 and e.env_kwargs["max_turns"] <= 8 for e in SUITES["core"].entries)
 
 
 def test_unknown_suite_suggests_the_close_name():

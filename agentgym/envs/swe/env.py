@@ -169,8 +169,9 @@ class SWEBenchEnv(AgentEnv):
         return grade_log(gold, patch, log)
 
     def oracle_action(self) -> str | Mapping[str, Any]:
-        """Apply the gold patch with git, then submit."""
-        if self.turn == 0:
+        """Apply the gold patch with git (while the working copy is unchanged), then submit."""
+        unchanged, _ = self.workspace.shell("git diff --quiet HEAD")
+        if unchanged == 0:
             patch = self.task.gold["patch"]
             call = ToolCall("bash", {"command": f"git apply -v <<'EOF_GOLD_PATCH'\n{patch}EOF_GOLD_PATCH"})
         else:

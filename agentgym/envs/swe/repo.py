@@ -22,7 +22,10 @@ GIT_ENV = {
     "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1",
     "GIT_TERMINAL_PROMPT": "0", "HOME": "/tmp",
 }
-_IDENTITY = "-c user.name=agentgym -c user.email=agentgym@example.invalid -c core.hooksPath=/dev/null"
+# identity, plus settings that keep a user's or the system's git configuration out of hashes and diffs
+_IDENTITY = ("-c user.name=agentgym -c user.email=agentgym@example.invalid -c core.autocrlf=false "
+             "-c core.safecrlf=false -c core.excludesFile=/dev/null -c core.attributesFile=/dev/null "
+             "-c core.hooksPath=/dev/null -c commit.gpgsign=false")
 
 
 def commit_message(instance: Mapping[str, str]) -> str:
@@ -32,7 +35,7 @@ def commit_message(instance: Mapping[str, str]) -> str:
 
 def commit_command(message: str) -> str:
     """Shell commands that turn the current directory into a repository with one commit; prints its hash."""
-    return (f"git init -q -b main && git add -A && git {_IDENTITY} commit -q --no-verify "
+    return (f"git {_IDENTITY} init -q -b main && git {_IDENTITY} add -A && git {_IDENTITY} commit -q --no-verify "
             f"-m {shlex.quote(message)} && git rev-parse HEAD")
 
 
@@ -45,9 +48,10 @@ def materialize(files: Mapping[str, str], dest: str | Path, message: str) -> str
     for rel, content in sorted(files.items()):
         path = dest / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        path.write_bytes(content.encode("utf-8"))
         path.chmod(0o644)
-    out = subprocess.run(["bash", "-c", commit_command(message)], cwd=dest, env={**os.environ, **GIT_ENV},
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    out = subprocess.run(["bash", "-c", commit_command(message)], cwd=dest, env={**env, **GIT_ENV},
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise DataError(f"git could not commit the repository in {dest}: {out.stderr.strip()}")

@@ -10,6 +10,7 @@ stdin, so nothing the agent writes runs on the host. The working copy's diff aga
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -138,6 +139,19 @@ class Workspace:
         self.timeout_s = timeout_s
         self.sandbox: Sandbox = make_sandbox(backend, **kwargs)
         self.base_commit: str | None = None
+        self._prelude: str | None = None
+
+    @property
+    def prelude(self) -> str:
+        """Shell functions that make ``python``/``python3`` the sandbox's interpreter (the one with pytest)."""
+        if self._prelude is None:
+            result = self.sandbox.run("import sys; print(sys.executable)", env=_ENV)
+            if result.exit_code != 0:
+                raise SandboxError(f"The sandbox has no Python: {result.stderr.strip()[-300:]}")
+            python = shlex.quote(result.stdout.strip())
+            self._prelude = (f'python() {{ {python} "$@"; }}; python3() {{ {python} "$@"; }}; '
+                             "export -f python python3; ")
+        return self._prelude
 
     def checkout(self, files: Mapping[str, str], *, message: str, base_commit: str | None = None) -> str:
         """Write a fresh repository at ``/work/repo`` and commit it; checks the hash when ``base_commit`` is known."""
@@ -156,7 +170,7 @@ class Workspace:
     def shell(self, command: str, *, timeout_s: float | None = None, stdin: str | None = None,
               limit: int | None = MAX_OUTPUT_CHARS) -> tuple[int, str]:
         """Run ``command`` with bash in the repository; exit code and combined output (capped at ``limit``)."""
-        result = self.sandbox.run(cmd=["bash", "-c", f"cd {REPO_DIR} && {{ {command}\n}} 2>&1"], env=_ENV,
+        result = self.sandbox.run(cmd=["bash", "-c", f"{self.prelude}cd {REPO_DIR} && {{ {command}\n}} 2>&1"], env=_ENV,
                                   timeout_s=timeout_s or self.timeout_s, stdin=stdin)
         output = result.stdout + result.stderr
         if result.timed_out:

@@ -1,0 +1,47 @@
+"""`agentgym swe validate` and `agentgym swe grade` on a SWE-bench file and predictions the test writes."""
+
+from __future__ import annotations
+
+import json
+
+from tiny_instance import write_instance
+from typer.testing import CliRunner
+
+from agentgym.cli import app
+from agentgym.errors import DataError
+
+
+def test_validate_and_grade(tmp_path):
+    instance = write_instance(tmp_path / "data")
+    runner = CliRunner()
+    result = runner.invoke(app, ["swe", "validate", "--data", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert "ok   calc__calc-1" in result.output and "1/1 instances valid on bwrap" in result.output
+
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text(json.dumps({"instance_id": "calc__calc-1", "model_patch": instance["patch"],
+                                       "model_name_or_path": "gold"}) + "\n")
+    report = tmp_path / "report.json"
+    result = runner.invoke(app, ["swe", "grade", "--predictions", str(predictions), "--data", str(tmp_path / "data"),
+                                 "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "resolved 1/1" in result.output
+    assert json.loads(report.read_text())["resolved_ids"] == ["calc__calc-1"]
+
+
+def test_validate_fails_on_a_broken_instance(tmp_path):
+    instance = write_instance(tmp_path / "data")
+    instance["FAIL_TO_PASS"] = json.dumps(["tests/test_ops.py::test_add"])  # passes before the fix: invalid
+    (tmp_path / "data" / "instances.jsonl").write_text(json.dumps(instance) + "\n")
+    result = CliRunner().invoke(app, ["swe", "validate", "--data", str(tmp_path / "data")])
+    assert result.exit_code == 1
+    assert "FAIL calc__calc-1" in result.output and "pass without the fix" in result.output
+
+
+def test_grade_rejects_a_file_that_is_not_predictions(tmp_path):
+    write_instance(tmp_path / "data")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": 1}) + "\n")
+    result = CliRunner().invoke(app, ["swe", "grade", "--predictions", str(bad), "--data", str(tmp_path / "data")])
+    # `agentgym` (cli.main) prints an AgentGymError as one line and exits 2; the app itself raises it
+    assert isinstance(result.exception, DataError) and "needs 'instance_id' and 'model_patch'" in str(result.exception)

@@ -23,9 +23,9 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from agentgym.envs.swe.env import SWEBenchEnv  # noqa: E402
-from agentgym.envs.swe.grading import test_files  # noqa: E402
-from agentgym.envs.swe.repo import GIT_ENV, commit_message, materialize  # noqa: E402
+from agentgym.envs.swe.env import SWEBenchEnv
+from agentgym.envs.swe.grading import test_files
+from agentgym.envs.swe.repo import GIT_ENV, commit_message, materialize
 
 
 def host_grading(instance: dict, files: dict[str, str]) -> None:

@@ -16,9 +16,9 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from harness import measure, report  # noqa: E402
+from harness import measure, report
 
-import agentgym  # noqa: E402
+import agentgym
 
 
 def main() -> None:

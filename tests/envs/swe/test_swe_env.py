@@ -30,7 +30,7 @@ def call(name, **arguments):
 
 
 def tool(env, name, **arguments):
-    obs, reward, terminated, truncated, info = env.step(f"<tool_call>{call(name, **arguments)}</tool_call>")
+    obs, reward, terminated, _truncated, info = env.step(f"<tool_call>{call(name, **arguments)}</tool_call>")
     return obs, reward, terminated, info
 
 
@@ -89,7 +89,7 @@ def test_running_out_of_turns_auto_submits_the_diff(data_dir):
     env = SWEBenchEnv(data=data_dir, max_turns=1)
     try:
         env.reset(seed=0)
-        _, reward, terminated, truncated, info = env.step(
+        _, reward, terminated, truncated, _info = env.step(
             f"<tool_call>{call('bash', command=f'cat > calc/ops.py <<EOF{chr(10)}{FIXED_OPS}EOF')}</tool_call>")
         assert truncated and not terminated and reward == 1.0
     finally:
@@ -105,7 +105,7 @@ def test_a_patch_in_the_answer_text_is_not_the_prediction(env):
 
 def test_malformed_calls_are_observations(env):
     env.reset(seed=0)
-    obs, reward, terminated, _, info = env.step('<tool_call>{"name": "edit", "arguments": {"path": 1}}</tool_call>')
+    _obs, reward, terminated, _, info = env.step('<tool_call>{"name": "edit", "arguments": {"path": 1}}</tool_call>')
     assert info["action_error"] and not terminated and reward == 0.0
 
 

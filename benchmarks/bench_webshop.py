@@ -21,6 +21,22 @@ from harness import measure, report
 import agentgym
 
 
+def record_oracle(env, n: int) -> list[list]:
+    """The oracle's actions for the first ``n`` test goals (each episode must score 1)."""
+    plans = []
+    for i in range(n):
+        env.reset(options={"index": i})
+        actions, done = [], False
+        while not done:
+            actions.append(env.oracle_action())
+            *_, terminated, truncated, info = env.step(actions[-1])
+            done = terminated or truncated
+        if info["verification"]["reward"] < 1.0:
+            raise SystemExit(f"the oracle failed on {env.task.id}: {info['verification']}")
+        plans.append(actions)
+    return plans
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=200)
@@ -28,15 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     env = agentgym.make("agentgym/WebShop-v0").unwrapped
     n = min(args.episodes, len(env.tasks.tasks("test")))
-    plans = []  # the oracle's actions per episode, recorded once so timing excludes the oracle
-    for i in range(n):
-        env.reset(options={"index": i})
-        actions, done = [], False
-        while not done:
-            actions.append(env.oracle_action())
-            *_, terminated, truncated, _ = env.step(actions[-1])
-            done = terminated or truncated
-        plans.append(actions)
+    plans = record_oracle(env, n)  # recorded once, so the timing excludes the oracle
     queries = [plan[0][len("search["):-1] for plan in plans]
 
     def search_only() -> int:

@@ -22,25 +22,11 @@ from urllib.parse import urlencode
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from bench_webshop import record_oracle
 from harness import measure, report
 
 from agentgym.envs.webshop import WebShopEnv
 from agentgym.envs.webshop.browser import SHOP_ORIGIN, WebShopBrowserEnv, parse_tree
-
-
-def record_oracle(env, n: int) -> list[list]:
-    plans = []
-    for i in range(n):
-        env.reset(options={"index": i})
-        actions, done = [], False
-        while not done:
-            actions.append(env.oracle_action())
-            *_, terminated, truncated, info = env.step(actions[-1])
-            done = terminated or truncated
-        if info["verification"]["reward"] < 1.0:
-            raise SystemExit(f"the oracle failed on {env.task.id}: {info['verification']}")
-        plans.append(actions)
-    return plans
 
 
 def replay(env, plans: list[list]) -> Callable[[], int]:

@@ -53,4 +53,12 @@ ENVS: tuple[EnvInfo, ...] = (
         extras=("swe",),
         client_kwargs=("action_format", "max_observation_chars", "max_turns", "split", "timeout_s"),
     ),
+    EnvInfo(
+        id="agentgym/ALFWorld-v0",
+        entry_point="agentgym.envs.alfworld:ALFWorldEnv",
+        description="ALFWorld text household tasks (six types) on TextWorld's PDDL engine; reward 1 when the goal holds.",
+        extras=("alfworld",),
+        client_kwargs=("action_format", "admissible_commands", "max_observation_chars", "max_turns", "split",
+                       "task_types"),
+    ),
 )

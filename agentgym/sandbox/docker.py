@@ -6,6 +6,12 @@ tmpfs ``/work`` and ``/tmp``, memory, CPU and pids limits, ``init=True`` and
 every capability dropped but the few the supervisor needs to drop to a
 per-sandbox uid for each call. The image needs ``python3``; pick it with
 ``image=`` or ``$AGENTGYM_SANDBOX_IMAGE`` (default ``python:3.11-slim``).
+
+``writable=("/testbed",)`` is for images that carry their own working tree (a
+SWE-bench instance image keeps the repository at ``/testbed``): the root file
+system becomes the container's own writable layer (thrown away with it) and those
+paths are handed to the call uid before the first call, so calls still run
+unprivileged and can change nothing else the image owns.
 """
 
 from __future__ import annotations
@@ -108,7 +114,7 @@ class DockerSandbox(ZygoteSandbox):
 
     def __init__(self, *, limits: Limits | None = None, isolation: Isolation = "episode",
                  preload: tuple[str, ...] = (), image: str | None = None, python: str = "python3",
-                 cpus: float = 1.0, client: Any = None) -> None:
+                 cpus: float = 1.0, writable: tuple[str, ...] = (), client: Any = None) -> None:
         super().__init__(limits=limits, isolation=isolation, preload=preload)
         try:
             import docker
@@ -117,6 +123,10 @@ class DockerSandbox(ZygoteSandbox):
         self.image = image or os.environ.get("AGENTGYM_SANDBOX_IMAGE", "python:3.11-slim")
         self.python = python
         self.cpus = cpus
+        bad = [p for p in writable if not p.startswith("/") or p.rstrip("/") in ("", "/work", "/tmp")]
+        if bad:
+            raise SandboxError(f"writable= takes absolute paths of the image other than /, /work and /tmp, got {bad}.")
+        self.writable = tuple(writable)
         try:
             self.client = client or docker.from_env()
             self.client.ping()
@@ -137,7 +147,7 @@ class DockerSandbox(ZygoteSandbox):
         try:
             container = self.client.containers.create(
                 self.image, zygote_argv(self.python, config), stdin_open=True, tty=False, detach=True,
-                network_mode="none", read_only=True, init=True, user="0:0", working_dir="/work",
+                network_mode="none", read_only=not self.writable, init=True, user="0:0", working_dir="/work",
                 tmpfs={"/work": disk, "/tmp": disk}, environment=self._base_env(),
                 mem_limit=f"{self.limits.memory_mb + _SUPERVISOR_MB}m",
                 memswap_limit=f"{self.limits.memory_mb + _SUPERVISOR_MB}m",
@@ -152,4 +162,16 @@ class DockerSandbox(ZygoteSandbox):
         sock = container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         raw = getattr(sock, "_sock", sock)
         container.start()
-        return _DockerChannel(container, raw)
+        channel = _DockerChannel(container, raw)
+        if self.writable:
+            self._hand_over(channel)
+        return channel
+
+    def _hand_over(self, channel: _DockerChannel) -> None:
+        """Give the ``writable`` paths to the call uid (the exec runs as root with the container's few caps)."""
+        owner = f"{self.uid}:{self.uid}"
+        result = channel.container.exec_run(["chown", "-R", "--", owner, *self.writable], user="0:0")
+        if result.exit_code != 0:
+            channel.close()
+            output = result.output.decode("utf-8", "replace").strip()[-500:]
+            raise SandboxError(f"Could not make {', '.join(self.writable)} writable in {self.image!r}: {output}")

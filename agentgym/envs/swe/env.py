@@ -13,10 +13,10 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.formats import ActionFormat, HermesFormat
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
-from agentgym.envs.swe.grading import grade_log, run_tests
+from agentgym.envs.swe.grading import grade_log, instance_image, run_tests
 from agentgym.envs.swe.instances import load_instances
 from agentgym.envs.swe.repo import commit_message
-from agentgym.envs.swe.workspace import REPO_DIR, Workspace
+from agentgym.envs.swe.workspace import CONDA_ACTIVATE, TESTBED, Workspace
 from agentgym.errors import ConfigError, DataError
 from agentgym.verifiers.score import Score
 
@@ -71,6 +71,13 @@ class SWEBenchEnv(AgentEnv):
     checkout with the test patch applied; ``info["verification"]`` lists each test.
     Backends: ``bwrap`` (default, a namespace sandbox, no engine) and ``docker``
     (``image=`` or ``$AGENTGYM_SANDBOX_IMAGE``, which needs git and pytest).
+
+    Official SWE-bench instances (no bundled repository: ``repos=`` does not have
+    them) run with ``backend="docker"`` in their own swebench image (the row's
+    ``image``, else ``swebench/sweb.eval.x86_64.<id>``, which must be on the engine:
+    nothing is pulled), on the repository at ``/testbed`` in its conda env; every
+    episode and every grading starts a fresh container, and grading runs the row's
+    own ``eval_script`` with its ``log_parser``, as the swebench harness does.
     """
 
     def __init__(self, *, data: str | Path | None = None, repos: str | Path | None = None, split: str = "test",
@@ -96,7 +103,7 @@ class SWEBenchEnv(AgentEnv):
                     "properties": {k: {"type": t, "description": d} for k, (t, d) in props.items()}}
 
         return [
-            Tool("bash", f"Run a bash command in the repository ({REPO_DIR}); output is truncated when long.",
+            Tool("bash", "Run a bash command in the repository's root directory; output is truncated when long.",
                  obj(["command"], command=("string", "The command."),
                      timeout_s=("number", "Seconds before it is killed (default 60).")), fn=self._bash),
             Tool("view", "Show a file with line numbers (optionally lines start..end), or list a directory.",
@@ -135,20 +142,42 @@ class SWEBenchEnv(AgentEnv):
         return self._workspace
 
     # ---- episode -------------------------------------------------------------
-    def _files(self, task: Task) -> dict[str, str]:
-        files = self.repos.get(task.id)
-        if files is None:
-            raise ConfigError(f"No repository for {task.id!r}: pass repos= (instance id -> files at base_commit, "
-                              "like the bundled repos.json.gz).")
-        return files
+    def _instance_image(self, task: Task) -> str | None:
+        """The swebench image an instance runs in, or None for one whose repository is bundled."""
+        if task.id in self.repos:
+            return None
+        image = instance_image(task.gold)
+        if self.backend != "docker":
+            raise ConfigError(f"No bundled repository for {task.id!r}. Pass repos= (instance id -> files at "
+                              "base_commit, like the bundled repos.json.gz), or, for an official SWE-bench instance, "
+                              f"use backend='docker' with its swebench image ({image}) on the engine.")
+        if not task.gold.get("eval_script"):
+            raise DataError(f"{task.id} runs in its swebench image but has no eval_script: use a SWE-bench 5.x "
+                            "dataset, whose rows carry image, eval_script, log_parser and eval_type.")
+        return image
+
+    def _fresh(self, task: Task) -> Workspace:
+        """A pristine working copy of ``task``'s repository at ``base_commit``."""
+        gold = task.gold
+        image = self._instance_image(task)
+        if self._workspace is not None and (image is not None or self._workspace.in_image):
+            self._workspace.close()  # an image's container is used once: a new one per episode and per grading
+            self._workspace = None
+        if image is None:
+            files = self.repos[task.id]
+            self.workspace.checkout(files, message=commit_message(gold), base_commit=gold["base_commit"])
+        else:
+            self._workspace = Workspace(backend="docker", image=image, timeout_s=self.timeout_s, repo_dir=TESTBED,
+                                        activate=CONDA_ACTIVATE)
+            self._workspace.attach(gold["base_commit"])
+        return self.workspace
 
     def on_reset(self, task: Task) -> None:
         self._submitted = False
-        gold = task.gold
-        self.workspace.checkout(self._files(task), message=commit_message(gold), base_commit=gold["base_commit"])
+        self._fresh(task)
 
     def build_prompt(self, task: Task) -> str:
-        prompt = _PROMPT.format(repo_dir=REPO_DIR, repo=task.gold["repo"], commit=task.gold["base_commit"][:12],
+        prompt = _PROMPT.format(repo_dir=self.workspace.repo_dir, repo=task.gold["repo"], commit=task.gold["base_commit"][:12],
                                 issue=task.prompt.strip())
         return f"{prompt}\n{self.action_format.instructions(self.tools)}"
 
@@ -163,10 +192,8 @@ class SWEBenchEnv(AgentEnv):
 
     def grade(self, task: Task, patch: str | None) -> Score:
         """Grade ``patch`` for ``task`` on a fresh checkout (the episode's working copy is replaced)."""
-        gold = task.gold
-        self.workspace.checkout(self._files(task), message=commit_message(gold), base_commit=gold["base_commit"])
-        log = run_tests(self.workspace, gold, patch, timeout_s=self.test_timeout_s)
-        return grade_log(gold, patch, log)
+        log = run_tests(self._fresh(task), task.gold, patch, timeout_s=self.test_timeout_s)
+        return grade_log(task.gold, patch, log)
 
     def oracle_action(self) -> str | Mapping[str, Any]:
         """Apply the gold patch with git (while the working copy is unchanged), then submit."""

@@ -1,10 +1,14 @@
 """Resolved or not: run an instance's tests on a patched working copy and grade the log with swebench.
 
-The eval script has SWE-bench's shape (apply the test patch, the test command between
-swebench's start / end markers, the test files reset afterwards); the log it prints is
-parsed and graded by the ``swebench`` package itself (``make_test_spec``,
-``get_eval_report`` and its pytest log parser), so "resolved" means what it means on
-SWE-bench: every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.
+The eval script is the instance's own (``eval_script``, as SWE-bench 5.x datasets ship
+it) or, for bundled instances, one of SWE-bench's shape written here (apply the test
+patch, the test command between swebench's start / end markers, the test files reset
+afterwards). Either way it runs as swebench's ``TestSpec.eval_script`` (which records
+the test command's exit code), the model patch is applied with the harness's own
+``GIT_APPLY_CMDS`` in order, and the log is parsed and graded by the ``swebench``
+package (``make_test_spec``, ``get_eval_report``, the instance's log parser), so
+"resolved" means what it means on SWE-bench: every FAIL_TO_PASS test passes and
+every PASS_TO_PASS test still passes.
 """
 
 from __future__ import annotations
@@ -16,23 +20,35 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentgym.envs.swe.workspace import Workspace
-from agentgym.errors import DependencyNotInstalled
+from agentgym.envs.swe.workspace import REPO_DIR, Workspace
+from agentgym.errors import DataError, DependencyNotInstalled
 from agentgym.verifiers.score import Score
 
-__all__ = ["eval_script", "grade_log", "run_tests", "test_files"]
+__all__ = ["eval_script", "grade_log", "instance_image", "run_tests", "swebench_spec", "test_files"]
 
 LOG_PARSER = "parse_log_pytest"
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _INSTALL = "pip install 'agentgym-suite[swe]'"
+_PATCH_FILE = "/work/.agentgym-patch.diff"
 
 
 def _swebench() -> Any:
     try:
-        from swebench.harness import constants, grading, utils
+        from swebench.harness import constants, grading, run_evaluation, utils
     except ImportError as e:
         raise DependencyNotInstalled("swebench", _INSTALL) from e
-    return constants, grading, utils
+    return constants, grading, run_evaluation, utils
+
+
+def instance_image(instance: Mapping[str, Any]) -> str:
+    """The instance's swebench image: its ``image`` field, else the name the harness derives from its id."""
+    if instance.get("image"):
+        return str(instance["image"])
+    try:
+        from swebench.task.checks import expected_image
+    except ImportError as e:
+        raise DependencyNotInstalled("swebench", _INSTALL) from e
+    return expected_image(instance["instance_id"])
 
 
 def test_files(test_patch: str) -> list[str]:
@@ -41,12 +57,12 @@ def test_files(test_patch: str) -> list[str]:
 
 
 def eval_script(instance: Mapping[str, Any]) -> str:
-    """SWE-bench's eval script for a pytest repository in ``/work/repo`` (``version`` and setup aside)."""
-    constants, _, _ = _swebench()
+    """A SWE-bench shaped eval script for a bundled pytest repository in ``/work/repo``."""
+    constants, _, _, _ = _swebench()
     files = " ".join(shlex.quote(f) for f in test_files(instance["test_patch"]))
     base = instance["base_commit"]
     return "\n".join([
-        "#!/bin/bash", "set -uxo pipefail", "cd /work/repo",
+        "#!/bin/bash", "set -uxo pipefail", f"cd {REPO_DIR}",
         f"git checkout {base} -- {files} 2>/dev/null || true",
         "git apply -v - <<'EOF_TEST_PATCH'", instance["test_patch"].rstrip("\n"), "EOF_TEST_PATCH",
         f"echo '{constants.START_TEST_OUTPUT}'",
@@ -56,40 +72,54 @@ def eval_script(instance: Mapping[str, Any]) -> str:
     ]) + "\n"
 
 
+def swebench_spec(instance: Mapping[str, Any]) -> Any:
+    """swebench's ``TestSpec``: from the instance's own fields (SWE-bench 5.x: ``image``, ``eval_script``,
+    ``log_parser``, ``eval_type``), with this module's eval script and pytest parser for bundled instances."""
+    _, _, _, utils = _swebench()
+    if instance.get("image") and not instance.get("eval_script"):
+        raise DataError(f"{instance['instance_id']} names an image but has no eval_script: swebench 5 grades an "
+                        "instance with the eval_script, log_parser and eval_type fields of its dataset row.")
+    return utils.make_test_spec({
+        **instance, "version": instance.get("version", ""), "image": instance.get("image") or "agentgym-swe",
+        "eval_script": instance.get("eval_script") or eval_script(instance),
+        "log_parser": instance.get("log_parser") or LOG_PARSER, "eval_type": instance.get("eval_type") or "pass_and_fail",
+    })
+
+
 def _apply(workspace: Workspace, patch: str) -> tuple[bool, str]:
-    """Apply the model's patch as the SWE-bench harness does: git apply, then --reject, then patch --fuzz."""
+    """Apply the model's patch as the swebench harness does: its ``GIT_APPLY_CMDS`` in order on a pristine
+    tree each time, then, if all failed, accept a patch that is already fully applied."""
+    _, _, run_evaluation, _ = _swebench()
     if not patch.strip():
         return True, ""
-    for command in ("git apply --verbose -", "git apply --verbose --reject -", "patch --batch --fuzz=5 -p1"):
-        code, out = workspace.shell(command, stdin=patch if patch.endswith("\n") else patch + "\n", limit=None)
+    files = {_PATCH_FILE.removeprefix("/work/"): patch if patch.endswith("\n") else patch + "\n"}
+    out = ""
+    for attempt, command in enumerate(run_evaluation.GIT_APPLY_CMDS):
+        if attempt:
+            workspace.shell("git checkout -- . ; git clean -fdq")
+        code, out = workspace.shell(f"{command} {_PATCH_FILE}", files=files, limit=None)
         if code == 0:
             return True, out
-        workspace.shell("git checkout -- . && git clean -fdq")
-    return False, out
+    code, _ = workspace.shell(f"git apply --check --reverse {_PATCH_FILE}", files=files, limit=None)
+    return code == 0, out
 
 
 def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
               *, timeout_s: float = 300.0) -> str:
-    """The eval log of ``model_patch`` on a fresh checkout already in ``workspace``."""
-    constants, _, _ = _swebench()
+    """The eval log of ``model_patch`` on a fresh working copy already in ``workspace``."""
+    constants, _, _, _ = _swebench()
     ok, apply_log = _apply(workspace, model_patch or "")
     if not ok:
         return f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n"
-    script = eval_script(instance)
-    _, log = workspace.shell(f"bash -s <<'EOF_EVAL_SCRIPT'\n{script}EOF_EVAL_SCRIPT", timeout_s=timeout_s,
-                             limit=None)
+    _, log = workspace.shell("bash /work/.agentgym-eval.sh", files={".agentgym-eval.sh": swebench_spec(instance).eval_script},
+                             timeout_s=timeout_s, limit=None)
     return f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}"
 
 
 def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str) -> Score:
     """swebench's verdict on an eval log: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes."""
-    _, grading, utils = _swebench()
-    spec = utils.make_test_spec({
-        "instance_id": instance["instance_id"], "repo": instance["repo"], "version": instance.get("version", ""),
-        "FAIL_TO_PASS": list(instance["FAIL_TO_PASS"]), "PASS_TO_PASS": list(instance["PASS_TO_PASS"]),
-        "image": instance.get("image", "agentgym-swe"), "eval_script": eval_script(instance),
-        "log_parser": instance.get("log_parser", LOG_PARSER), "eval_type": instance.get("eval_type", "pass_and_fail"),
-    })
+    _, grading, _, _ = _swebench()
+    spec = swebench_spec(instance)
     with tempfile.TemporaryDirectory(prefix="agentgym-swe-") as tmp:
         path = Path(tmp) / "test_output.txt"
         path.write_text(log, encoding="utf-8")

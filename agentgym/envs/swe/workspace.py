@@ -1,10 +1,15 @@
 """An episode's working copy inside a sandbox, and the SWE-agent style tools that act on it.
 
-The repository lives in the sandbox at ``/work/repo`` (bwrap: a private tmpfs; docker:
-the container's). Every tool is one sandbox call: shell commands run with a timeout,
-and the file tools run a small helper in the sandbox's Python with their arguments on
-stdin, so nothing the agent writes runs on the host. The working copy's diff against
-``base_commit`` is the prediction.
+Two layouts. Bundled instances: the repository is written into the sandbox at
+``/work/repo`` (bwrap: a private tmpfs; docker: the container's) and committed.
+Official SWE-bench instances: the container is the instance's own swebench image,
+whose repository sits at ``/testbed`` at ``base_commit`` with its conda env
+``testbed`` installed; that path is handed to the sandbox's unprivileged call uid
+and the env's activation is captured once, so every tool runs in it. Every tool
+is one sandbox call: shell commands run with a timeout, and the file tools run a
+small helper in the sandbox's Python with their arguments on stdin, so nothing the
+agent writes runs on the host. The working copy's diff against ``base_commit`` is
+the prediction.
 """
 
 from __future__ import annotations
@@ -18,18 +23,23 @@ from agentgym.envs.swe.repo import GIT_ENV, commit_command
 from agentgym.errors import SandboxError, ToolError
 from agentgym.sandbox import Limits, Sandbox, make_sandbox
 
-__all__ = ["REPO_DIR", "Workspace"]
+__all__ = ["CONDA_ACTIVATE", "REPO_DIR", "TESTBED", "Workspace"]
 
 REPO_DIR = "/work/repo"
+TESTBED = "/testbed"  # where swebench instance images keep the repository
+CONDA_ACTIVATE = "source /opt/miniconda3/bin/activate && conda activate testbed"
 MAX_OUTPUT_CHARS = 10_000
 # PATH stays the sandbox's own (it maps python to the sandbox's interpreter)
 _ENV = {**GIT_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "LC_ALL": "C.UTF-8"}
+# in an instance image the image's own git and pytest settings apply (its eval script sets git config)
+_IMAGE_ENV = {"GIT_TERMINAL_PROMPT": "0", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "LC_ALL": "C.UTF-8"}
+_NOT_INHERITED = {"PWD", "OLDPWD", "SHLVL", "_"}
 
 # Runs inside the sandbox: the file tools. Arguments arrive as JSON on stdin; output is the observation.
 _FILE_TOOLS = r'''
 import json, os, re, sys
-ROOT = "/work/repo"
 args = json.load(sys.stdin)
+ROOT = args.pop("root")
 
 def fail(message):
     print(message)
@@ -126,26 +136,58 @@ op = args.pop("op")
 
 
 class Workspace:
-    """One repository in one sandbox: check out, act with tools, diff, run tests."""
+    """One repository in one sandbox: check out (or attach to an image's), act with tools, diff, run tests."""
 
     def __init__(self, *, backend: str = "bwrap", image: str | None = None, timeout_s: float = 60.0,
-                 memory_mb: int = 2048) -> None:
+                 memory_mb: int = 2048, repo_dir: str = REPO_DIR, activate: str | None = None) -> None:
+        """``repo_dir=TESTBED`` (docker only) works in the image's own repository; ``activate`` is a shell
+        command whose environment every call then gets (``CONDA_ACTIVATE`` for swebench images)."""
         kwargs: dict[str, Any] = {"limits": Limits(timeout_s=timeout_s, memory_mb=memory_mb, max_processes=128,
                                                    disk_mb=512, max_output_bytes=4_000_000),
                                   "isolation": "episode"}
         if image is not None:
             kwargs["image"] = image
+        self.in_image = repo_dir != REPO_DIR
+        if self.in_image:
+            if backend != "docker":
+                raise SandboxError(f"A repository inside an image ({repo_dir}) needs backend='docker'.")
+            kwargs["writable"] = (repo_dir,)
         self.backend = backend
+        self.repo_dir = repo_dir
         self.timeout_s = timeout_s
+        self.activate = activate
         self.sandbox: Sandbox = make_sandbox(backend, **kwargs)
         self.base_commit: str | None = None
         self._prelude: str | None = None
+        self._env: dict[str, str] | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The variables every call gets: git/pytest settings, plus the ``activate`` command's environment."""
+        if self._env is None:
+            env = dict(_IMAGE_ENV if self.in_image else _ENV)
+            if self.activate:
+                result = self.sandbox.run(cmd=["bash", "-c", f"{self.activate} >/dev/null 2>&1 && env -0"], env=env,
+                                          timeout_s=60)
+                if result.exit_code != 0:
+                    raise SandboxError(f"`{self.activate}` failed in the image: {result.stderr.strip()[-300:]}")
+                for item in result.stdout.split("\0"):
+                    name, sep, value = item.partition("=")
+                    if sep and name not in _NOT_INHERITED and not name.startswith("BASH_FUNC_"):
+                        env[name] = value
+            self._env = env
+        return self._env
 
     @property
     def prelude(self) -> str:
-        """Shell functions that make ``python``/``python3`` the sandbox's interpreter (the one with pytest)."""
+        """Shell functions that make ``python``/``python3`` the sandbox's interpreter (the one with pytest).
+
+        Empty in an image: its activated environment decides which Python runs."""
         if self._prelude is None:
-            result = self.sandbox.run("import sys; print(sys.executable)", env=_ENV)
+            if self.in_image:
+                self._prelude = ""
+                return self._prelude
+            result = self.sandbox.run("import sys; print(sys.executable)", env=self.env)
             if result.exit_code != 0:
                 raise SandboxError(f"The sandbox has no Python: {result.stderr.strip()[-300:]}")
             python = shlex.quote(result.stdout.strip())
@@ -155,9 +197,11 @@ class Workspace:
 
     def checkout(self, files: Mapping[str, str], *, message: str, base_commit: str | None = None) -> str:
         """Write a fresh repository at ``/work/repo`` and commit it; checks the hash when ``base_commit`` is known."""
+        if self.in_image:
+            raise SandboxError("checkout() writes a bundled repository; an image's workspace uses attach().")
         self.sandbox.reset()
         result = self.sandbox.run(cmd=["bash", "-c", f"cd repo && {commit_command(message)}"],
-                                  files={f"repo/{k}": v for k, v in files.items()}, env=_ENV, timeout_s=60)
+                                  files={f"repo/{k}": v for k, v in files.items()}, env=self.env, timeout_s=60)
         if result.exit_code != 0:
             raise SandboxError(f"Could not create the repository in the sandbox: {result.stderr.strip()[-500:]}")
         commit = result.stdout.strip().splitlines()[-1]
@@ -167,11 +211,25 @@ class Workspace:
         self.base_commit = commit
         return commit
 
+    def attach(self, base_commit: str) -> str:
+        """Use the image's repository, which must be at ``base_commit`` (as swebench builds instance images)."""
+        code, out = self.shell("git rev-parse HEAD", limit=None)
+        head = out.strip().splitlines()[-1] if out.strip() else ""
+        if code != 0:
+            raise SandboxError(f"{self.repo_dir} in the image is not a git repository: {out.strip()[-300:]}")
+        if head != base_commit:
+            raise SandboxError(f"{self.repo_dir} in the image is at {head}, not base_commit {base_commit}: "
+                               "the image was built for another instance.")
+        self.base_commit = head
+        return head
+
     def shell(self, command: str, *, timeout_s: float | None = None, stdin: str | None = None,
-              limit: int | None = MAX_OUTPUT_CHARS) -> tuple[int, str]:
-        """Run ``command`` with bash in the repository; exit code and combined output (capped at ``limit``)."""
-        result = self.sandbox.run(cmd=["bash", "-c", f"{self.prelude}cd {REPO_DIR} && {{ {command}\n}} 2>&1"], env=_ENV,
-                                  timeout_s=timeout_s or self.timeout_s, stdin=stdin)
+              files: Mapping[str, str] | None = None, limit: int | None = MAX_OUTPUT_CHARS) -> tuple[int, str]:
+        """Run ``command`` with bash in the repository; exit code and combined output (capped at ``limit``).
+
+        ``files`` are written under ``/work`` first (relative paths)."""
+        result = self.sandbox.run(cmd=["bash", "-c", f"{self.prelude}cd {self.repo_dir} && {{ {command}\n}} 2>&1"],
+                                  env=self.env, timeout_s=timeout_s or self.timeout_s, stdin=stdin, files=files)
         output = result.stdout + result.stderr
         if result.timed_out:
             output += f"\n[command timed out after {timeout_s or self.timeout_s:g} s and was killed]"
@@ -180,8 +238,8 @@ class Workspace:
         return result.exit_code, output if limit is None else _truncate(output, limit)
 
     def file_tool(self, op: str, **arguments: Any) -> str:
-        result = self.sandbox.run(_FILE_TOOLS, stdin=json.dumps({"op": op, **arguments}), env=_ENV,
-                                  timeout_s=30)
+        result = self.sandbox.run(_FILE_TOOLS, stdin=json.dumps({"op": op, "root": self.repo_dir, **arguments}),
+                                  env=self.env, timeout_s=30)
         if result.exit_code not in (0, 3):
             raise ToolError(f"{op} failed: {(result.stderr or result.stdout).strip()[-800:]}")
         return _truncate(result.stdout)

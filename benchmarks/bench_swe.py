@@ -1,6 +1,12 @@
 """SWEBench-v0 latency per backend: reset to first observation, and a full gold-patch grading.
 
     python benchmarks/bench_swe.py [--backends bwrap,docker] [--instances 10] [--json out.json]
+                                   [--official DIR]
+
+``--official DIR`` also times SWE-bench 5.x rows (``DIR/*.jsonl`` with ``image`` and
+``eval_script``) in their own instance images, which must be on the engine: a fresh
+container per reset and per grading, against a bare create/start/remove of the same
+image through the Docker SDK.
 
 Baselines, timed in the same run on the host without isolation: writing and committing the
 same repository with git (for reset), and that plus applying both patches and running the
@@ -55,11 +61,35 @@ def row(name: str, seconds: list[float], base: float | None) -> dict:
     return {"name": name, "median_s": median, "p90_s": p90, "x_baseline": median / base if base else None}
 
 
+def official(data: str, n: int) -> list[dict]:
+    import docker
+
+    env = SWEBenchEnv(data=data, backend="docker")
+    tasks = env.tasks.tasks("test")
+    client = docker.from_env()
+
+    def bare_container(i: int) -> None:
+        container = client.containers.create(tasks[i % len(tasks)].gold["image"], ["true"], network_mode="none")
+        container.start()
+        container.wait()
+        container.remove(force=True)
+
+    base = statistics.median(timed(bare_container, n))
+    rows = [row("baseline: bare container of the instance image", [base], None),
+            row("official image: reset to first observation", timed(
+                lambda i: env.reset(options={"index": i % len(tasks)}), n), base),
+            row("official image: gold-patch grading (fresh container)", timed(
+                lambda i: env.grade(tasks[i % len(tasks)], tasks[i % len(tasks)].gold["patch"]), n), base)]
+    env.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default="bwrap")
     parser.add_argument("--instances", type=int, default=10)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--official", default=None, help="a directory of SWE-bench 5.x rows whose images are here")
     args = parser.parse_args()
     probe = SWEBenchEnv()
     tasks = probe.tasks.tasks("test")[: args.instances]
@@ -91,6 +121,8 @@ def main() -> None:
             fresh.close()
         rows.append(row(f"{backend}: first reset of a new env (sandbox start)", cold, reset_base))
         env.close()
+    if args.official:
+        rows += official(args.official, n)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 

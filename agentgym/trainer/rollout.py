@@ -1,0 +1,270 @@
+"""Multi-turn rollouts built at token level, with the observation mask.
+
+An episode is one token sequence: the prompt's ids, then, turn by turn, the ids the
+model generated (mask 1) and the ids of the observation the env answered with
+(mask 0), including the chat template's glue around it and any end-of-turn token
+the model did not write itself. Nothing is ever re-tokenized: the ids the model
+was conditioned on while playing are the ids it is trained on, so the masked-in
+tokens decode to exactly what the model wrote. The reward is the env's verifier
+score at the end of the episode, never a parse of the completion text (which
+contains observations).
+
+Two observation styles:
+
+- ``append`` (Search-R1): the observation continues the assistant's turn, as the
+  env wrote it (SearchQA's ``<information>...</information>``);
+- ``chat``: the model's turn is closed and the observation comes back as a
+  ``tool`` message (``user`` for templates without a tool role), followed by the
+  template's generation prompt for the next assistant turn.
+
+The glue is derived once from the tokenizer's chat template by rendering a tiny
+conversation with sentinel contents, so any chat model works.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentgym.errors import ConfigError
+
+__all__ = ["ChatGlue", "Episode", "TaskSpec", "TransformersGenerator", "Turn", "play_episodes"]
+
+ObservationStyle = Literal["append", "chat"]
+_CONTENT = "AGENTGYM-SENTINEL-CONTENT"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task to play: an env id, and either a task id or a (split, index) pair, plus the reset seed."""
+
+    env: str
+    seed: int = 0
+    task_id: str | None = None
+    split: str | None = None
+    index: int | None = None
+
+    def reset_options(self) -> dict[str, Any]:
+        if self.task_id is not None:
+            return {"task_id": self.task_id}
+        options: dict[str, Any] = {}
+        if self.split is not None:
+            options["split"] = self.split
+        if self.index is not None:
+            options["index"] = self.index
+        return options
+
+    @property
+    def key(self) -> str:
+        """The same for every rollout of a GRPO group."""
+        return f"{self.env}|{self.task_id}|{self.split}|{self.index}|{self.seed}"
+
+
+@dataclass
+class Episode:
+    """One played episode as tokens: ``prompt_ids`` + ``completion_ids`` with ``mask`` (1 = model tokens)."""
+
+    spec: TaskSpec
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    #: each model turn's token ids and decoded text, in order
+    model_turns: list[list[int]] = field(default_factory=list)
+    model_texts: list[str] = field(default_factory=list)
+    reward: float = 0.0
+    success: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    #: the episode ran out of its token budget before the env ended it (reward 0)
+    over_budget: bool = False
+    turns: int = 0
+    tool_calls: int = 0
+    format_errors: int = 0
+    task_id: str | None = None
+
+    def add(self, ids: Sequence[int], model: bool) -> None:
+        self.completion_ids.extend(ids)
+        self.mask.extend([1 if model else 0] * len(ids))
+
+    @property
+    def tokens_model(self) -> int:
+        return sum(self.mask)
+
+    @property
+    def tokens_masked(self) -> int:
+        return len(self.mask) - sum(self.mask)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One generated turn: its ids, and whether it ended with the end-of-turn token or a stop string."""
+
+    ids: list[int]
+    ended: bool
+    stopped: bool
+
+
+class ChatGlue:
+    """Prompt ids and the ids around an observation, from the tokenizer's own chat template."""
+
+    def __init__(self, tokenizer: Any, *, style: ObservationStyle = "chat", system_prompt: str | None = None) -> None:
+        if style not in ("append", "chat"):
+            raise ConfigError(f"observation style must be 'append' or 'chat', got {style!r}.")
+        if not getattr(tokenizer, "chat_template", None):
+            raise ConfigError("The tokenizer has no chat template; the trainer needs an instruct (chat) model.")
+        self.tokenizer = tokenizer
+        self.style = style
+        self.system_prompt = system_prompt
+        self.end_of_turn = tokenizer.eos_token
+        self.end_of_turn_id = tokenizer.eos_token_id
+        base = [{"role": "user", "content": "u"}, {"role": "assistant", "content": _CONTENT}]
+        rendered = self._render(base)
+        # what the template writes after an assistant message's content: the turn's end (e.g. "<|im_end|>\n")
+        self.close = rendered[rendered.rindex(_CONTENT) + len(_CONTENT):]
+        self.role = "tool"
+        try:
+            after = self._render([*base, {"role": "tool", "content": _CONTENT}], generation_prompt=True)
+        except Exception:  # noqa: BLE001 - templates that reject a tool role take the observation as a user turn
+            self.role = "user"
+            after = self._render([*base, {"role": "user", "content": _CONTENT}], generation_prompt=True)
+        if not after.startswith(rendered):
+            raise ConfigError("The chat template renders earlier turns differently once a turn is added; the "
+                              "'chat' observation style needs a template that only appends. Use style='append'.")
+        self.message_prefix, _, self.message_suffix = after[len(rendered):].partition(_CONTENT)
+
+    def _render(self, messages: list[dict[str, Any]], *, generation_prompt: bool = False) -> str:
+        if self.system_prompt is not None:
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+
+    def _ids(self, text: str, *, literal: bool = False) -> list[int]:
+        """``literal``: text from outside (an observation): special-token strings in it stay plain text."""
+        if not text:
+            return []
+        return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=literal)["input_ids"])
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        text = self._render([{"role": "user", "content": prompt}], generation_prompt=True)
+        return self._ids(text)
+
+    def observation_ids(self, observation: str, *, turn_ended: bool) -> list[int]:
+        """The ids after a model turn: (the rest of) the turn's end, the observation, the next turn's start."""
+        if self.style == "append":
+            return self._ids(observation, literal=True)
+        close = self.close
+        if turn_ended and self.end_of_turn and close.startswith(self.end_of_turn):
+            close = close[len(self.end_of_turn):]
+        return (self._ids(close + self.message_prefix) + self._ids(observation, literal=True)
+                + self._ids(self.message_suffix))
+
+
+def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id: int | None) -> tuple[int, bool, bool]:
+    """Where a generated row ends: (length, ended with end-of-turn, stopped at a stop string)."""
+    for i, token in enumerate(ids):
+        if eos_id is not None and token == eos_id:
+            return i + 1, True, False
+        if stops:
+            window = tokenizer.decode(ids[max(0, i - 24): i + 1])
+            if any(s in window for s in stops):
+                return i + 1, False, True
+    return len(ids), False, False
+
+
+class TransformersGenerator:
+    """Sampled turns from a ``transformers`` causal LM, a batch of contexts at a time (left-padded)."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
+                 top_k: int = 0) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.temperature = temperature
+        self.top_p = top_p
+        self.top_k = top_k
+
+    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
+                 seed: int) -> list[Turn]:
+        import torch
+
+        from agentgym.eval.models import StopOnText
+
+        tokenizer = self.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        width = max(len(c) for c in contexts)
+        device = next(self.model.parameters()).device
+        input_ids = torch.tensor([[pad] * (width - len(c)) + list(c) for c in contexts], device=device)
+        attention = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
+        all_stops = sorted({s for row in stops for s in row})
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": pad}
+        if self.temperature > 0:
+            kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
+        else:
+            kwargs.update(do_sample=False)
+        if all_stops:
+            kwargs["stopping_criteria"] = [StopOnText(tokenizer, prompt_tokens=width, stops=all_stops)]
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+        finally:
+            self.model.train(was_training)
+        turns = []
+        for row, row_stops in zip(out[:, width:].tolist(), stops):
+            end, ended, stopped = _stop_index(tokenizer, row, row_stops, tokenizer.eos_token_id)
+            turns.append(Turn(ids=row[:end], ended=ended, stopped=stopped))
+        return turns
+
+
+def _seed(*parts: Any) -> int:
+    return int.from_bytes(hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=4).digest(), "big")
+
+
+def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: TransformersGenerator, glue: ChatGlue,
+                  *, max_turn_tokens: int = 256, max_completion_tokens: int = 1024, seed: int = 0,
+                  on_turn: Callable[[int], None] | None = None) -> list[Episode]:
+    """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn)."""
+    from agentgym.eval.models import action_stop_strings
+
+    if len(envs) != len(specs):
+        raise ConfigError(f"play_episodes needs one env per spec, got {len(envs)} envs for {len(specs)} specs.")
+    episodes, infos = [], []
+    for env, spec in zip(envs, specs):
+        observation, info = env.reset(seed=spec.seed, options=spec.reset_options())
+        episodes.append(Episode(spec=spec, prompt_ids=glue.prompt_ids(observation), task_id=info.get("task_id")))
+        infos.append(info)
+    round_no = 0
+    while True:
+        live = [i for i, e in enumerate(episodes) if not (e.terminated or e.truncated)]
+        if not live:
+            return episodes
+        budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
+        stops = [action_stop_strings(infos[i], getattr(envs[i], "unwrapped", envs[i])) for i in live]
+        turns = generator.generate([episodes[i].prompt_ids + episodes[i].completion_ids for i in live], stops=stops,
+                                   max_new_tokens=max(1, budget), seed=_seed(seed, round_no, *live))
+        round_no += 1
+        for i, turn in zip(live, turns):
+            episode = episodes[i]
+            text = generator.tokenizer.decode(turn.ids, skip_special_tokens=True)
+            episode.add(turn.ids, model=True)
+            episode.model_turns.append(list(turn.ids))
+            episode.model_texts.append(text)
+            observation, reward, terminated, truncated, info = envs[i].step(text)
+            infos[i] = info
+            episode.turns += 1
+            episode.tool_calls += len(info.get("tool_calls") or [])
+            episode.format_errors += info.get("action_error") is not None
+            if terminated or truncated:
+                episode.terminated, episode.truncated = terminated, truncated
+                episode.reward = float(reward)
+                episode.success = bool((info.get("verification") or {}).get("correct"))
+                continue
+            ids = glue.observation_ids(observation, turn_ended=turn.ended)
+            if len(episode.completion_ids) + len(ids) + 1 > max_completion_tokens:
+                episode.truncated, episode.over_budget = True, True
+                continue
+            episode.add(ids, model=False)
+        if on_turn is not None:
+            on_turn(round_no)

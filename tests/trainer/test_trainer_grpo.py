@@ -1,0 +1,104 @@
+"""GRPO through TRL with our rollouts: exactly zero gradient from observation tokens, learning, remote envs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from server_process import serving
+from toy_env import ID, register
+from trainer_fixtures import tiny_model
+
+from agentgym.trainer.grpo import TrainConfig, build_trainer
+from agentgym.trainer.rollout import TaskSpec
+
+
+def _toy_trainer(tmp_path, smollm2_tokenizer, model, **overrides):
+    register()
+    config = TrainConfig(**{"env": [ID], "output_dir": str(tmp_path / "run"), "group_size": 2, "groups_per_step": 2,
+                            "steps": 1, "max_turn_tokens": 10, "max_completion_tokens": 200, "learning_rate": 1e-2,
+                            "save_steps": 100, **overrides})
+    specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(4)]
+    return build_trainer(config, model=model, tokenizer=smollm2_tokenizer, specs=specs)
+
+
+def test_observation_tokens_get_exactly_zero_gradient(tmp_path, smollm2_tokenizer):
+    """The gradient reaching the final hidden state at each position (which feeds only that position's
+    prediction) is exactly zero where the next token is an observation or padding token."""
+    model = tiny_model(smollm2_tokenizer, seed=1)
+    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, model, micro_batch=2)
+    outputs, inputs, grads = [], [], []
+    original = trainer.rollout_func
+
+    def recording(prompts, trainer_):
+        out = original(prompts, trainer_)
+        outputs.append(out)
+        return out
+
+    trainer.rollout_func = recording
+
+    def keep_inputs(module, args, kwargs):
+        if torch.is_grad_enabled():
+            inputs.append(kwargs["input_ids"].clone())
+
+    def keep_grads(module, args, out):
+        if out.requires_grad:
+            out.register_hook(lambda g: grads.append(g.detach().clone()))
+
+    model.register_forward_pre_hook(keep_inputs, with_kwargs=True)
+    model.model.norm.register_forward_hook(keep_grads)
+    trainer.train()
+    rollouts.close()
+
+    [out] = outputs
+    assert any(0 in m for m in out["env_mask"]) and len(set(out["env_reward"])) > 1
+    assert len(inputs) == len(grads) == 2  # two micro-batches of 2
+    width = max(len(ids) for ids in out["completion_ids"])  # TRL pads completions to the batch's longest
+    seen, model_positions = set(), 0
+    for input_ids, grad in zip(inputs, reversed(grads)):  # backward runs after each forward: same order
+        length = input_ids.shape[1]
+        for row in range(input_ids.shape[0]):
+            completion = input_ids[row, length - width:].tolist()
+            # TRL may reorder the batch: find this row's episode by its completion
+            [k] = [k for k, ids in enumerate(out["completion_ids"]) if completion[:len(ids)] == ids]
+            seen.add(k)
+            mask = out["env_mask"][k] + [0] * (width - len(out["env_mask"][k]))
+            for j in range(width):
+                nonzero = int(torch.count_nonzero(grad[row, length - width - 1 + j]))
+                if mask[j] == 0:
+                    assert nonzero == 0, f"observation/padding token {j} of episode {k} got a gradient"
+                else:
+                    model_positions += nonzero > 0
+    assert seen == {0, 1, 2, 3}
+    assert model_positions > 0  # and the model's own tokens do get one
+
+
+def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
+    model = tiny_model(smollm2_tokenizer, seed=2)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, model, steps=2)
+    trainer.train()
+    rollouts.close()
+    changed = [name for name, p in model.named_parameters() if not torch.equal(before[name], p)]
+    assert len(changed) == len(before)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for row in rows:
+        assert row["turns"] == 2.0 and row["tool_calls"] == 2.0
+        assert row["tokens_model"] > 0 and row["tokens_masked"] > 0
+        assert 0.0 <= row["reward_mean"] <= 1.0 and row["entropy"] > 0 and row["step_time_s"] > 0
+        assert row["reward_mean"] == pytest.approx(row["env_reward"], rel=1e-6)  # TRL's reward is the env's, unchanged
+
+
+def test_a_training_step_against_agentgym_serve(tmp_path, smollm2_tokenizer):
+    model = tiny_model(smollm2_tokenizer, seed=3)
+    with serving("agentgym/SearchQA-v0") as url:
+        config = TrainConfig(env=["agentgym/SearchQA-v0"], remote=url, tasks=4, output_dir=str(tmp_path / "run"),
+                             group_size=2, groups_per_step=2, steps=1, max_turns=2, max_turn_tokens=8,
+                             max_completion_tokens=300, save_steps=100)
+        trainer, rollouts = build_trainer(config, model=model, tokenizer=smollm2_tokenizer)
+        trainer.train()
+        rollouts.close()
+    [row] = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert row["step"] == 1 and row["turns"] == 2.0 and row["tokens_masked"] > 0

@@ -1,0 +1,115 @@
+"""Episodes at token level: what the model wrote is masked in exactly, everything else is masked out."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from toy_env import ID, OBSERVATION, register
+from trainer_fixtures import tiny_model
+
+import agentgym  # noqa: F401 - registers the ids
+from agentgym.errors import ConfigError
+from agentgym.trainer.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
+
+
+def _spans(mask):
+    """(start, end, value) runs of the mask."""
+    out, start = [], 0
+    for i in range(1, len(mask) + 1):
+        if i == len(mask) or mask[i] != mask[start]:
+            out.append((start, i, mask[start]))
+            start = i
+    return out
+
+
+def _check(episode, tok, glue):
+    ids, mask = episode.completion_ids, episode.mask
+    assert len(ids) == len(mask)
+    model_spans = [ids[a:b] for a, b, v in _spans(mask) if v == 1]
+    # the masked-in tokens are exactly the model's turns, which decode to the texts the env received
+    assert [t for span in model_spans for t in span] == [t for turn in episode.model_turns for t in turn]
+    assert [tok.decode(t, skip_special_tokens=True) for t in episode.model_turns] == episode.model_texts
+    assert sum(mask) == sum(len(t) for t in episode.model_turns)
+    # nothing but model turns is masked in: every other token is observation or template glue
+    assert episode.tokens_masked == len(ids) - sum(len(t) for t in episode.model_turns)
+    # the prompt is the template's rendering of the env's first observation, tokenized once
+    assert episode.prompt_ids == glue.prompt_ids("Write a few words.")
+
+
+@pytest.mark.parametrize("style", ["append", "chat"])
+def test_masks_in_exactly_the_models_tokens(smollm2_tokenizer, style):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style=style)
+    envs = [gym.make(ID, turns=3) for _ in range(4)]
+    specs = [TaskSpec(ID, task_id=f"toy-{i // 2}") for i in range(4)]
+    episodes = play_episodes(envs, specs, TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                             max_turn_tokens=12, max_completion_tokens=400, seed=1)
+    for episode in episodes:
+        assert episode.terminated and episode.turns == 3
+        _check(episode, smollm2_tokenizer, glue)
+        masked = [t for t, m in zip(episode.completion_ids, episode.mask) if m == 0]
+        text = smollm2_tokenizer.decode(masked)
+        assert text.count(OBSERVATION) == 2  # both observations, whole, in the masked-out tokens
+        # the observation's "<|im_end|>" is text, not the end-of-turn token
+        literal = smollm2_tokenizer(OBSERVATION, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        assert smollm2_tokenizer.eos_token_id not in literal
+        assert _contains(masked, literal)
+    assert episodes[0].task_id == episodes[1].task_id == "toy-0"
+
+
+def _contains(haystack, needle):
+    return any(haystack[i:i + len(needle)] == needle for i in range(len(haystack) - len(needle) + 1))
+
+
+def test_chat_style_closes_a_cut_turn_and_opens_a_tool_message(smollm2_tokenizer):
+    """A turn cut by the token limit gets the end-of-turn token (masked out) before the tool message."""
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    assert glue.role == "tool" and glue.message_prefix == "<|im_start|>tool\n"
+    env = gym.make(ID, turns=2)
+    [episode] = play_episodes([env], [TaskSpec(ID)], TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                              max_turn_tokens=6, max_completion_tokens=400, seed=3)
+    first = episode.model_turns[0]
+    after = episode.completion_ids[len(first):]
+    eos = smollm2_tokenizer.eos_token_id
+    if first[-1] == eos:  # the model ended the turn itself: only the newline and the tool message follow
+        assert smollm2_tokenizer.decode(after[:4]).startswith("\n<|im_start|>tool")
+    else:
+        assert after[0] == eos and episode.mask[len(first)] == 0
+        assert smollm2_tokenizer.decode(after[:5]).startswith("<|im_end|>\n<|im_start|>tool")
+    rendered = smollm2_tokenizer.decode(episode.completion_ids)
+    assert "<|im_start|>tool\n" + OBSERVATION + "<|im_end|>\n<|im_start|>assistant\n" in rendered
+
+
+def test_a_real_env_in_append_style_keeps_its_observation_text(smollm2_tokenizer):
+    """SearchQA, Search-R1 style: the env's <information> block continues the assistant turn, masked out."""
+    glue = ChatGlue(smollm2_tokenizer, style="append")
+    env = gym.make("agentgym/SearchQA-v0", split="train", max_turns=2)
+    generator = TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer)
+    [episode] = play_episodes([env], [TaskSpec("agentgym/SearchQA-v0", split="train", index=0)], generator, glue,
+                              max_turn_tokens=8, max_completion_tokens=300)
+    _check_text = smollm2_tokenizer.decode([t for t, m in zip(episode.completion_ids, episode.mask) if m == 0])
+    assert "No valid action found" in _check_text  # the random model's turn was a format error, fed back
+    assert episode.turns == 2 and episode.truncated and episode.reward == 0.0
+    assert episode.task_id == env.unwrapped.tasks.tasks("train")[0].id
+
+
+def test_budget_ends_an_episode_without_reward(smollm2_tokenizer):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    [episode] = play_episodes([gym.make(ID, turns=50)], [TaskSpec(ID)],
+                              TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                              max_turn_tokens=8, max_completion_tokens=60)
+    assert episode.over_budget and episode.truncated and episode.reward == 0.0
+    assert len(episode.completion_ids) <= 60
+
+
+def test_bad_style_and_templateless_tokenizer_are_clear_errors(smollm2_tokenizer):
+    with pytest.raises(ConfigError, match="'append' or 'chat'"):
+        ChatGlue(smollm2_tokenizer, style="inline")
+
+    class NoTemplate:
+        chat_template = None
+
+    with pytest.raises(ConfigError, match="no chat template"):
+        ChatGlue(NoTemplate())

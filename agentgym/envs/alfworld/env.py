@@ -47,6 +47,13 @@ def normalize_command(text: str) -> str:
     return " ".join(line.strip().strip("`'\"").rstrip(".").lower().split())
 
 
+def _downloaded_data() -> str | None:
+    """``$ALFWORLD_DATA`` when it holds the downloaded json_2.1.1 games (importing alfworld sets the variable to
+    ~/.cache/alfworld whether or not anything was downloaded there)."""
+    root = os.environ.get("ALFWORLD_DATA")
+    return root if root and (Path(os.path.expanduser(root)) / "json_2.1.1").is_dir() else None
+
+
 class ALFWorldFormat(ActionFormat):
     """ALFWorld's own action text: the command itself (``go to desk 1``), or ``Action: <command>``."""
 
@@ -87,8 +94,8 @@ class ALFWorldEnv(AgentEnv):
     ``info["admissible_commands"]`` lists the commands that do something now.
     Reward 1 when the goal holds (the episode then terminates), 0 when ``max_turns``
     runs out. Defaults to the bundled generated games (all six task types; splits
-    ``train``, ``valid_seen``, ``valid_unseen``); ``data_dir`` (or ``ALFWORLD_DATA``)
-    plays ALFWorld's own json_2.1.1 games through the same code.
+    ``train``, ``valid_seen``, ``valid_unseen``); ``data_dir`` (or ``$ALFWORLD_DATA`` when it
+    holds json_2.1.1) plays ALFWorld's own games through the same code; ``data_dir='bundled'`` forces the default.
     """
 
     def __init__(self, *, data_dir: str | Path | None = None, split: str = "valid_unseen", max_turns: int = 50,
@@ -99,7 +106,8 @@ class ALFWorldEnv(AgentEnv):
             unknown = sorted(set(task_types) - set(TASK_TYPES))
             if unknown:
                 raise ConfigError(f"Unknown task type(s) {unknown}; choose from {list(TASK_TYPES)}.")
-        data_dir = data_dir if data_dir is not None else os.environ.get("ALFWORLD_DATA")
+        if data_dir is None:
+            data_dir = _downloaded_data()
         if data_dir in (None, "", "bundled"):
             games = [g for g in read_bundled() if task_types is None or g.task_type in task_types]
         else:

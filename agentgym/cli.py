@@ -1,4 +1,4 @@
-"""The ``agentgym`` command: list envs, play one by hand, evaluate a policy."""
+"""The ``agentgym`` command: list envs, play one by hand, evaluate a policy, train one with GRPO."""
 
 from __future__ import annotations
 
@@ -242,6 +242,64 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids t
     console.print(f"agentgym serving {', '.join(application.state.store.env_ids)} on http://{host}:{port} "
                   f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)")
     uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+
+
+@app.command()
+def train(
+    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML file of TrainConfig fields.")] = None,
+    env: Annotated[Optional[list[str]], typer.Option(help="Env id (repeat for several).")] = None,
+    remote: Annotated[Optional[str], typer.Option(help="Play the envs on this `agentgym serve` URL.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="smollm2 (default) or a local HF model dir / hf:<id>.")] = None,
+    output_dir: Annotated[Optional[str], typer.Option(help="Run directory (metrics, checkpoints, final model).")] = None,
+    split: Annotated[Optional[str], typer.Option(help="Task split to train on (default train).")] = None,
+    tasks: Annotated[Optional[int], typer.Option(help="Use the first N tasks of the split.")] = None,
+    group_size: Annotated[Optional[int], typer.Option(help="Rollouts per task (GRPO group).")] = None,
+    groups_per_step: Annotated[Optional[int], typer.Option(help="Tasks per optimizer step.")] = None,
+    learning_rate: Annotated[Optional[float], typer.Option(help="Adam learning rate.")] = None,
+    steps: Annotated[Optional[int], typer.Option(help="Optimizer steps.")] = None,
+    max_turns: Annotated[Optional[int], typer.Option(help="Env turns per episode.")] = None,
+    max_turn_tokens: Annotated[Optional[int], typer.Option(help="Tokens per model turn.")] = None,
+    max_completion_tokens: Annotated[Optional[int], typer.Option(help="Tokens per episode (model + observations).")] = None,
+    loss_type: Annotated[Optional[str], typer.Option(help="grpo, dr_grpo, dapo, bnpo or gspo.")] = None,
+    beta: Annotated[Optional[float], typer.Option(help="KL coefficient to the reference model (0: none).")] = None,
+    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature.")] = None,
+    observation_style: Annotated[Optional[str], typer.Option(help="append (Search-R1) or chat (tool message).")] = None,
+    lora: Annotated[Optional[bool], typer.Option("--lora/--no-lora", help="Train LoRA adapters (PEFT).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Seed of sampling and task order.")] = None,
+    save_steps: Annotated[Optional[int], typer.Option(help="Checkpoint every N steps.")] = None,
+    resume: Annotated[Optional[bool], typer.Option("--resume/--no-resume", help="Continue from the last checkpoint.")] = None,
+    kwarg: KwargOption = None,
+) -> None:
+    """Train a model on agentgym envs with multi-turn GRPO (observation tokens masked out of the loss)."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from agentgym.trainer.grpo import load_config
+    from agentgym.trainer.grpo import train as run_training
+
+    overrides = {"env": env or None, "remote": remote, "model": model, "output_dir": output_dir, "split": split,
+                 "tasks": tasks, "group_size": group_size, "groups_per_step": groups_per_step,
+                 "learning_rate": learning_rate, "steps": steps, "max_turns": max_turns,
+                 "max_turn_tokens": max_turn_tokens, "max_completion_tokens": max_completion_tokens,
+                 "loss_type": loss_type, "beta": beta, "temperature": temperature,
+                 "observation_style": observation_style, "lora": lora, "seed": seed, "save_steps": save_steps,
+                 "resume": resume, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
+    cfg = load_config(config, **overrides)
+    console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
+                  f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"
+                  f" -> {cfg.output_dir}", highlight=False)
+    final = run_training(cfg, console=console)
+    console.print(f"final model: {final}  (evaluate: agentgym eval --policy hf:{final}; curves: agentgym plot "
+                  f"{cfg.output_dir})", highlight=False)
+
+
+@app.command()
+def plot(run_dir: Annotated[Path, typer.Argument(help="A training run directory holding metrics.jsonl.")]) -> None:
+    """Draw a training run's curves (reward, success, entropy, KL, ...) as PNGs in RUN_DIR/plots/."""
+    from agentgym.trainer.plot import plot_run
+
+    written = plot_run(run_dir)
+    console.print(f"wrote {len(written)} plots to {written[0].parent} (overview: {written[0].name})")
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ ENVS: tuple[EnvInfo, ...] = (
         id="agentgym/SearchQA-v0",
         entry_point="agentgym.envs.search:SearchQAEnv",
         description="Search-R1 style multi-hop QA: <search> a Wikipedia-style corpus, <answer>; exact-match reward.",
-        client_kwargs=("action_format", "max_observation_chars", "max_turns", "reward_metric", "split", "topk"),
+        client_kwargs=("action_format", "max_observation_chars", "max_turns", "question_types", "reward_metric", "split",
+                       "topk"),
     ),
     EnvInfo(
         id="agentgym/MathTool-v0",

@@ -13,9 +13,12 @@ Two observation styles:
 
 - ``append`` (Search-R1): the observation continues the assistant's turn, as the
   env wrote it (SearchQA's ``<information>...</information>``);
-- ``chat``: the model's turn is closed and the observation comes back as a
-  ``tool`` message (``user`` for templates without a tool role), followed by the
-  template's generation prompt for the next assistant turn.
+- ``chat``: the model's turn is closed and the observation comes back as its
+  own message, followed by the template's generation prompt for the next
+  assistant turn: a ``tool`` message after function calls (hermes/json formats;
+  ``user`` for templates without a tool role), else a ``user`` message, exactly
+  as the eval policies send it (so a trained model is evaluated on the
+  conversation shape it was trained on).
 
 The glue is derived once from the tokenizer's chat template by rendering a tiny
 conversation with sentinel contents, so any chat model works.
@@ -123,16 +126,21 @@ class ChatGlue:
         rendered = self._render(base)
         # what the template writes after an assistant message's content: the turn's end (e.g. "<|im_end|>\n")
         self.close = rendered[rendered.rindex(_CONTENT) + len(_CONTENT):]
-        self.role = "tool"
+        # the observation's message: "tool" after function calls (hermes/json formats), else "user", as the
+        # eval policies send it; templates without a tool role take it as a user turn
+        self.messages = {"user": self._message(rendered, base, "user")}
         try:
-            after = self._render([*base, {"role": "tool", "content": _CONTENT}], generation_prompt=True)
-        except Exception:  # noqa: BLE001 - templates that reject a tool role take the observation as a user turn
-            self.role = "user"
-            after = self._render([*base, {"role": "user", "content": _CONTENT}], generation_prompt=True)
+            self.messages["tool"] = self._message(rendered, base, "tool")
+        except Exception:  # noqa: BLE001 - jinja raises what the template raises
+            self.messages["tool"] = self.messages["user"]
+
+    def _message(self, rendered: str, base: list[dict[str, Any]], role: str) -> tuple[str, str]:
+        after = self._render([*base, {"role": role, "content": _CONTENT}], generation_prompt=True)
         if not after.startswith(rendered):
             raise ConfigError("The chat template renders earlier turns differently once a turn is added; the "
                               "'chat' observation style needs a template that only appends. Use style='append'.")
-        self.message_prefix, _, self.message_suffix = after[len(rendered):].partition(_CONTENT)
+        prefix, _, suffix = after[len(rendered):].partition(_CONTENT)
+        return prefix, suffix
 
     def _render(self, messages: list[dict[str, Any]], *, generation_prompt: bool = False) -> str:
         if self.system_prompt is not None:
@@ -149,15 +157,15 @@ class ChatGlue:
         text = self._render([{"role": "user", "content": prompt}], generation_prompt=True)
         return self._ids(text)
 
-    def observation_ids(self, observation: str, *, turn_ended: bool) -> list[int]:
+    def observation_ids(self, observation: str, *, turn_ended: bool, role: str = "user") -> list[int]:
         """The ids after a model turn: (the rest of) the turn's end, the observation, the next turn's start."""
         if self.style == "append":
             return self._ids(observation, literal=True)
         close = self.close
         if turn_ended and self.end_of_turn and close.startswith(self.end_of_turn):
             close = close[len(self.end_of_turn):]
-        return (self._ids(close + self.message_prefix) + self._ids(observation, literal=True)
-                + self._ids(self.message_suffix))
+        prefix, suffix = self.messages[role]
+        return self._ids(close + prefix) + self._ids(observation, literal=True) + self._ids(suffix)
 
 
 def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id: int | None) -> tuple[int, bool, bool]:
@@ -261,7 +269,8 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Tra
                 episode.reward = float(reward)
                 episode.success = bool((info.get("verification") or {}).get("correct"))
                 continue
-            ids = glue.observation_ids(observation, turn_ended=turn.ended)
+            role = "tool" if info.get("format") in ("hermes", "json") and info.get("tool_calls") else "user"
+            ids = glue.observation_ids(observation, turn_ended=turn.ended, role=role)
             if len(episode.completion_ids) + len(ids) + 1 > max_completion_tokens:
                 episode.truncated, episode.over_budget = True, True
                 continue

@@ -62,10 +62,10 @@ def _contains(haystack, needle):
 
 
 def test_chat_style_closes_a_cut_turn_and_opens_a_tool_message(smollm2_tokenizer):
-    """A turn cut by the token limit gets the end-of-turn token (masked out) before the tool message."""
+    """A turn cut by the token limit gets the end-of-turn token (masked out) before the next message."""
     register()
     glue = ChatGlue(smollm2_tokenizer, style="chat")
-    assert glue.role == "tool" and glue.message_prefix == "<|im_start|>tool\n"
+    assert glue.messages["tool"][0] == "<|im_start|>tool\n" and glue.messages["user"][0] == "<|im_start|>user\n"
     env = gym.make(ID, turns=2)
     [episode] = play_episodes([env], [TaskSpec(ID)], TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
                               max_turn_tokens=6, max_completion_tokens=400, seed=3)
@@ -73,10 +73,21 @@ def test_chat_style_closes_a_cut_turn_and_opens_a_tool_message(smollm2_tokenizer
     after = episode.completion_ids[len(first):]
     eos = smollm2_tokenizer.eos_token_id
     if first[-1] == eos:  # the model ended the turn itself: only the newline and the tool message follow
-        assert smollm2_tokenizer.decode(after[:4]).startswith("\n<|im_start|>tool")
+        assert smollm2_tokenizer.decode(after[:4]).startswith("\n<|im_start|>user")
     else:
         assert after[0] == eos and episode.mask[len(first)] == 0
-        assert smollm2_tokenizer.decode(after[:5]).startswith("<|im_end|>\n<|im_start|>tool")
+        assert smollm2_tokenizer.decode(after[:5]).startswith("<|im_end|>\n<|im_start|>user")
+    rendered = smollm2_tokenizer.decode(episode.completion_ids)
+    # the toy env's format is plain text: its observation is a user turn, as the eval policies send it
+    assert "<|im_start|>user\n" + OBSERVATION + "<|im_end|>\n<|im_start|>assistant\n" in rendered
+
+
+def test_chat_style_answers_function_calls_with_a_tool_message(smollm2_tokenizer):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    [episode] = play_episodes([gym.make(ID, turns=2, fmt="hermes")], [TaskSpec(ID)],
+                              TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                              max_turn_tokens=6, max_completion_tokens=400, seed=3)
     rendered = smollm2_tokenizer.decode(episode.completion_ids)
     assert "<|im_start|>tool\n" + OBSERVATION + "<|im_end|>\n<|im_start|>assistant\n" in rendered
 

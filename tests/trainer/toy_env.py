@@ -16,8 +16,9 @@ ID = "agentgym-test/Toy-v0"
 class ToyEnv(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
-    def __init__(self, turns: int = 2) -> None:
+    def __init__(self, turns: int = 2, fmt: str = "text") -> None:
         self.turns = turns
+        self.fmt = fmt  # "hermes": its observations answer function calls
         self.observation_space = TextSpace()
         self.action_space = TextSpace()
         self.turn = 0
@@ -27,11 +28,11 @@ class ToyEnv(gym.Env):
         super().reset(seed=seed)
         self.turn = 0
         self.task_id = (options or {}).get("task_id", "toy-0")
-        return "Write a few words.", {"task_id": self.task_id, "format": "text", "tools": []}
+        return "Write a few words.", {"task_id": self.task_id, "format": self.fmt, "tools": []}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
-        info: dict[str, Any] = {"task_id": self.task_id, "format": "text", "tools": [], "action_error": None,
+        info: dict[str, Any] = {"task_id": self.task_id, "format": self.fmt, "tools": [], "action_error": None,
                                 "tool_calls": [{"name": "say"}]}
         if self.turn < self.turns:
             return OBSERVATION, 0.0, False, False, info

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.formats import ActionFormat
-from agentgym.core.task import Task, TaskSource
+from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
 from agentgym.envs.search.retrieval import Retriever, make_retriever
@@ -59,7 +59,8 @@ class SearchQAEnv(AgentEnv):
                  topk: int = 3, split: str = "test", max_turns: int = 6,
                  reward_metric: Literal["em", "f1", "cover_em"] = "em",
                  action_format: str | ActionFormat = "tags", cache_dir: str | Path | None = None,
-                 max_observation_chars: int = 8_000, render_mode: Literal["ansi", "human"] | None = None) -> None:
+                 max_observation_chars: int = 8_000, question_types: Sequence[str] | None = None,
+                 render_mode: Literal["ansi", "human"] | None = None) -> None:
         if data_dir is not None and qa_files is not None:
             raise ConfigError("Pass either data_dir or qa_files, not both.")
         if topk < 1:
@@ -72,7 +73,10 @@ class SearchQAEnv(AgentEnv):
         self.topk = topk
         self.reward_metric = reward_metric
         self.retriever = _shared_retriever(retriever, _str(corpus), _str(index), _str(cache_dir))
-        super().__init__(tasks=_shared_tasks(tuple(sorted((k, str(v)) for k, v in files.items()))),
+        tasks = _shared_tasks(tuple(sorted((k, str(v)) for k, v in files.items())))
+        if question_types is not None:
+            tasks = _of_types(tasks, question_types)
+        super().__init__(tasks=tasks,
                          action_format=action_format, split=split,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
                          render_mode=render_mode)
@@ -115,3 +119,15 @@ class SearchQAEnv(AgentEnv):
 
 def _str(path: Any) -> str | None:
     return None if path is None else str(path)
+
+
+def _of_types(tasks: TaskSource, types: Sequence[str]) -> TaskList:
+    """The tasks whose ``meta["type"]`` is one of ``types`` (the bundled data: single-hop, bridge, comparison)."""
+    if isinstance(types, str):
+        types = [types]
+    wanted = set(types)
+    kept = [t for split in tasks.splits() for t in tasks.tasks(split) if t.meta.get("type") in wanted]
+    if not kept:
+        known = sorted({str(t.meta.get("type")) for split in tasks.splits() for t in tasks.tasks(split)})
+        raise ConfigError(f"No tasks of question_types {sorted(wanted)}; this data has types {known}.")
+    return TaskList(kept)

@@ -29,10 +29,14 @@ def test_default_set_covers_all_task_types_and_rooms(bundled):
 
 
 def test_valid_unseen_uses_only_floor_plans_never_trained_on(bundled):
+    from agentgym.envs.alfworld.gen import floor_plans
+
     plans = {split: {g.record["floor_plan"] for g in bundled if g.split == split}
              for split in ("train", "valid_seen", "valid_unseen")}
-    assert not plans["valid_unseen"] & plans["train"]
-    assert plans["valid_seen"] <= plans["train"]
+    assert not plans["valid_unseen"] & set(floor_plans("train"))
+    assert plans["valid_seen"] <= set(floor_plans("train")) and plans["train"] <= set(floor_plans("train"))
+    assert set(floor_plans("valid_unseen")) == {1, 2, 3, 4, 5, 6, 201, 202, 203, 204, 205, 206, 301, 302, 303,
+                                               304, 305, 306, 401, 402, 403, 404, 405, 406}
 
 
 def test_every_game_has_a_planner_walkthrough_and_task_text(bundled):

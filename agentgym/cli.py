@@ -268,6 +268,8 @@ def train(
     seed: Annotated[Optional[int], typer.Option(help="Seed of sampling and task order.")] = None,
     save_steps: Annotated[Optional[int], typer.Option(help="Checkpoint every N steps.")] = None,
     resume: Annotated[Optional[bool], typer.Option("--resume/--no-resume", help="Continue from the last checkpoint.")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="torch threads (1 when other processes share the cores).")]
+    = None,
     kwarg: KwargOption = None,
 ) -> None:
     """Train a model on agentgym envs with multi-turn GRPO (observation tokens masked out of the loss)."""
@@ -283,7 +285,7 @@ def train(
                  "max_turn_tokens": max_turn_tokens, "max_completion_tokens": max_completion_tokens,
                  "loss_type": loss_type, "beta": beta, "temperature": temperature,
                  "observation_style": observation_style, "lora": lora, "seed": seed, "save_steps": save_steps,
-                 "resume": resume, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
+                 "resume": resume, "threads": threads, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
     cfg = load_config(config, **overrides)
     console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
                   f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"

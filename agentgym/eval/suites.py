@@ -70,14 +70,16 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         SuiteEntry("agentgym/SWEBench-v0", "test", 5, {"max_turns": 3}),
     ), "A quick check: 5 test episodes of each env family (text modes), at most 3 turns each (WebShop 8)."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
-    # or "full v2" would silently mean different things (tests/eval/test_runner.py checks coverage).
-    Suite("full", "2", (
+    # or "full v3" would silently mean different things (tests/eval/test_runner.py checks coverage).
+    Suite("full", "3", (
         SuiteEntry("agentgym/SearchQA-v0", "test"),
         SuiteEntry("agentgym/MathTool-v0", "test"),
         SuiteEntry("agentgym/PyCode-v0", "test"),
         SuiteEntry("agentgym/WebShop-v0", "test"),
         SuiteEntry("agentgym/WebShopBrowser-v0", "test"),
         SuiteEntry("agentgym/SWEBench-v0", "test"),
+        # ALFWorld's held-out split: floor plans never used for training (42 generated games)
+        SuiteEntry("agentgym/ALFWorld-v0", "valid_unseen"),
     ), "Every registered env, its whole test split, one episode per task."),
 )}
 

@@ -114,7 +114,7 @@ def test_full_suite_resolves_to_the_whole_test_split():
         n_tasks = len(agentgym.make(entry.env_id).unwrapped.tasks.tasks("test"))
         planned = [p for p in plan if p.env_id == entry.env_id]
         assert sorted(p.task_index for p in planned) == list(range(n_tasks))
-    assert {(p.suite, p.suite_version) for p in plan} == {("full", "2")}
+    assert {(p.suite, p.suite_version) for p in plan} == {("full", "3")}
 
 
 # ---------------------------------------------------------------- running

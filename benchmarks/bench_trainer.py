@@ -6,7 +6,8 @@
 Both trainers get the same model (fresh copies of the default SmolLM2-135M, fp32), the
 same batch (groups x group size), the same token budget per sequence (our
 ``max_completion_tokens`` = TRL's ``max_completion_length``), the same sampling and
-the same GRPO loss settings. TRL's own path generates one completion per prompt with
+the same GRPO loss settings (gradient checkpointing off in both: TRL's default turns
+it on, which also turns off the KV cache in its generation). TRL's own path generates one completion per prompt with
 ``model.generate``; ours plays SearchQA episodes turn by turn (batched generation
 per turn, env steps, observation tokens) and hands TRL the ids and the mask. One
 warm-up step each, then the median of ``--steps`` steps; the tokens each step
@@ -91,7 +92,8 @@ def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
                         gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
                         max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
                         use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
-                        max_completion_length=args.tokens, loss_type="dapo", beta=0.0)
+                        max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
+                        gradient_checkpointing=False)  # as ours: with it TRL generates without a KV cache
 
     def zero(completions, **_):  # noqa: ANN001 - the step's cost, not its reward, is measured
         return [0.0] * len(completions)

@@ -250,7 +250,8 @@ def train(
     env: Annotated[Optional[list[str]], typer.Option(help="Env id (repeat for several).")] = None,
     remote: Annotated[Optional[str], typer.Option(help="Play the envs on this `agentgym serve` URL.")] = None,
     model: Annotated[Optional[str], typer.Option(help="smollm2 (default) or a local HF model dir / hf:<id>.")] = None,
-    output_dir: Annotated[Optional[str], typer.Option(help="Run directory (metrics, checkpoints, final model).")] = None,
+    output_dir: Annotated[Optional[str], typer.Option(help="Run directory (metrics, checkpoints, final model).")]
+    = None,
     split: Annotated[Optional[str], typer.Option(help="Task split to train on (default train).")] = None,
     tasks: Annotated[Optional[int], typer.Option(help="Use the first N tasks of the split.")] = None,
     group_size: Annotated[Optional[int], typer.Option(help="Rollouts per task (GRPO group).")] = None,

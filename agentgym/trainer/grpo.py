@@ -165,7 +165,8 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
     return specs
 
 
-def env_reward(prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **_: Any) -> list[float]:
+def env_reward(prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float],
+               **_: Any) -> list[float]:
     """TRL reward function: the env's verifier score that the rollout recorded (never a parse of the text)."""
     return [float(r) for r in env_reward]
 
@@ -183,7 +184,8 @@ class RolloutStats:
             return {}
         n = len(eps)
         return {"success": sum(e.success for e in eps) / n, "turns": sum(e.turns for e in eps) / n,
-                "tool_calls": sum(e.tool_calls for e in eps) / n, "format_errors": sum(e.format_errors for e in eps) / n,
+                "tool_calls": sum(e.tool_calls for e in eps) / n,
+                "format_errors": sum(e.format_errors for e in eps) / n,
                 "over_budget": sum(e.over_budget for e in eps) / n, "env_reward": sum(e.reward for e in eps) / n,
                 "tokens_model": float(sum(e.tokens_model for e in eps)),
                 "tokens_masked": float(sum(e.tokens_masked for e in eps)), "rollout_time_s": self.seconds}
@@ -194,7 +196,8 @@ class _Rollouts:
 
     def __init__(self, config: TrainConfig, tokenizer: Any, stats: RolloutStats) -> None:
         self.config = config
-        self.glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)  # type: ignore[arg-type]
+        self.glue = ChatGlue(tokenizer, style=config.observation_style,  # type: ignore[arg-type]
+                             system_prompt=config.system_prompt)
         self.tokenizer = tokenizer
         self.stats = stats
         self.envs: dict[str, list[Any]] = {}

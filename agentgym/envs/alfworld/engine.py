@@ -230,7 +230,8 @@ def _derive(grammar: Any, start: str, state: Any, variables: dict, mapping: dict
                 items = joined + [items[-2], ("list_last_separator", var, mp), items[-1]]
             stack.extend(reversed(items))
         else:
-            raise NotImplementedError(f"Unknown grammar symbol: {sym!r}")
+            raise DataError(f"The game's grammar uses a symbol this player cannot render: {sym!r}; "
+                            "is it an ALFWorld grammar?")
     return "".join(derived)
 
 

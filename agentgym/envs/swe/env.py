@@ -88,7 +88,8 @@ class SWEBenchEnv(AgentEnv):
             raise ConfigError(f"backend must be 'bwrap' or 'docker', got {backend!r}.")
         if action_format == "hermes":  # a turn without a tool call is a format error, as in SWE-agent
             action_format = HermesFormat(plain_text_answers=False)
-        tasks, self.repos = _load(str(Path(data or bundled_data_dir()).resolve()), None if repos is None else str(repos))
+        tasks, self.repos = _load(str(Path(data or bundled_data_dir()).resolve()),
+                                  None if repos is None else str(repos))
         self.backend, self.image = backend, image
         self.timeout_s, self.test_timeout_s = timeout_s, test_timeout_s
         self._workspace: Workspace | None = None
@@ -177,7 +178,8 @@ class SWEBenchEnv(AgentEnv):
         self._fresh(task)
 
     def build_prompt(self, task: Task) -> str:
-        prompt = _PROMPT.format(repo_dir=self.workspace.repo_dir, repo=task.gold["repo"], commit=task.gold["base_commit"][:12],
+        prompt = _PROMPT.format(repo_dir=self.workspace.repo_dir, repo=task.gold["repo"],
+                                commit=task.gold["base_commit"][:12],
                                 issue=task.prompt.strip())
         return f"{prompt}\n{self.action_format.instructions(self.tools)}"
 

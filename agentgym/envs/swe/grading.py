@@ -82,7 +82,8 @@ def swebench_spec(instance: Mapping[str, Any]) -> Any:
     return utils.make_test_spec({
         **instance, "version": instance.get("version", ""), "image": instance.get("image") or "agentgym-swe",
         "eval_script": instance.get("eval_script") or eval_script(instance),
-        "log_parser": instance.get("log_parser") or LOG_PARSER, "eval_type": instance.get("eval_type") or "pass_and_fail",
+        "log_parser": instance.get("log_parser") or LOG_PARSER,
+        "eval_type": instance.get("eval_type") or "pass_and_fail",
     })
 
 
@@ -111,7 +112,8 @@ def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: st
     ok, apply_log = _apply(workspace, model_patch or "")
     if not ok:
         return f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n"
-    _, log = workspace.shell("bash /work/.agentgym-eval.sh", files={".agentgym-eval.sh": swebench_spec(instance).eval_script},
+    _, log = workspace.shell("bash /work/.agentgym-eval.sh",
+                             files={".agentgym-eval.sh": swebench_spec(instance).eval_script},
                              timeout_s=timeout_s, limit=None)
     return f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}"
 

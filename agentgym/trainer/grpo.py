@@ -26,8 +26,8 @@ from typing import Any
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.trainer.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
 
-__all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "env_reward", "load_config", "task_specs",
-           "train"]
+__all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "env_reward", "load_config", "save_final",
+           "task_specs", "train"]
 
 TRAIN_INSTALL = "pip install 'agentgym-suite[train]' torch==2.13.0"
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "gspo")
@@ -393,7 +393,15 @@ def train(config: TrainConfig, *, console: Any = None) -> Path:
         trainer.train(resume_from_checkpoint=resume)
     finally:
         rollouts.close()
-    final = out / "final"
-    trainer.save_model(str(final))
+    return save_final(trainer, out / "final")
+
+
+def save_final(trainer: Any, final: Path) -> Path:
+    """The trained model and tokenizer as a plain transformers folder; LoRA adapters are merged in first,
+    so ``agentgym eval --policy hf:<final>`` loads it like any model."""
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if hasattr(model, "merge_and_unload"):  # a PEFT model
+        model = model.merge_and_unload()
+    model.save_pretrained(str(final))
     trainer.processing_class.save_pretrained(str(final))
     return final

@@ -10,7 +10,7 @@ from server_process import serving
 from toy_env import ID, register
 from trainer_fixtures import tiny_model
 
-from agentgym.trainer.grpo import TrainConfig, build_trainer
+from agentgym.trainer.grpo import TrainConfig, build_trainer, save_final
 from agentgym.trainer.rollout import TaskSpec
 
 
@@ -89,6 +89,22 @@ def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
         assert row["tokens_model"] > 0 and row["tokens_masked"] > 0
         assert 0.0 <= row["reward_mean"] <= 1.0 and row["entropy"] > 0 and row["step_time_s"] > 0
         assert row["reward_mean"] == pytest.approx(row["env_reward"], rel=1e-6)  # TRL's reward is the env's, unchanged
+
+
+def test_lora_trains_adapters_only_and_saves_a_merged_model(tmp_path, smollm2_tokenizer):
+    from transformers import AutoModelForCausalLM
+
+    model = tiny_model(smollm2_tokenizer, seed=4)
+    base = {name: p.detach().clone() for name, p in model.named_parameters()}
+    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, model, lora=True, lora_r=4, lora_alpha=8, steps=2)
+    trainer.train()
+    rollouts.close()
+    final = save_final(trainer, tmp_path / "final")
+    merged = AutoModelForCausalLM.from_pretrained(final)
+    assert not any("lora" in name for name, _ in merged.named_parameters())
+    changed = [n for n, p in merged.named_parameters() if not torch.equal(base[n], p)]
+    assert changed and all("proj" in n for n in changed)  # only the adapted linear layers moved
+    assert torch.equal(base["model.embed_tokens.weight"], merged.model.embed_tokens.weight)
 
 
 def test_a_training_step_against_agentgym_serve(tmp_path, smollm2_tokenizer):

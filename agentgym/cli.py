@@ -271,6 +271,11 @@ def train(
     resume: Annotated[Optional[bool], typer.Option("--resume/--no-resume", help="Continue from the last checkpoint.")] = None,
     threads: Annotated[Optional[int], typer.Option(help="torch threads (1 when other processes share the cores).")]
     = None,
+    backend: Annotated[Optional[str], typer.Option(help="Generation: transformers (default) or vllm (CUDA GPU).")]
+    = None,
+    vllm_mode: Annotated[Optional[str], typer.Option(help="vLLM beside the trainer (colocate) or trl vllm-serve "
+                                                          "(server).")] = None,
+    vllm_server_url: Annotated[Optional[str], typer.Option(help="The trl vllm-serve URL (server mode).")] = None,
     kwarg: KwargOption = None,
 ) -> None:
     """Train a model on agentgym envs with multi-turn GRPO (observation tokens masked out of the loss)."""
@@ -286,7 +291,8 @@ def train(
                  "max_turn_tokens": max_turn_tokens, "max_completion_tokens": max_completion_tokens,
                  "loss_type": loss_type, "beta": beta, "temperature": temperature,
                  "observation_style": observation_style, "lora": lora, "seed": seed, "save_steps": save_steps,
-                 "resume": resume, "threads": threads, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
+                 "resume": resume, "threads": threads, "backend": backend, "vllm_mode": vllm_mode,
+                 "vllm_server_url": vllm_server_url, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
     cfg = load_config(config, **overrides)
     console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
                   f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.trainer.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.trainer.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 
 __all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "env_reward", "load_config", "save_final",
            "task_specs", "train"]
@@ -78,6 +78,16 @@ class TrainConfig:
     gradient_checkpointing: bool = False
     #: warn when reward std and entropy both collapse for this many steps (RAGEN's echo trap)
     collapse_window: int = 5
+    #: episodes per step written to ``samples.jsonl`` (the model's turns, reward, success)
+    log_samples: int = 4
+    #: who plays the model's turns: transformers (CPU or GPU, the default) or vllm (a CUDA GPU; extra ``vllm``)
+    backend: str = "transformers"
+    #: vLLM beside the trainer on the same GPU (colocate) or a separate ``trl vllm-serve`` process (server)
+    vllm_mode: str = "colocate"
+    #: the ``trl vllm-serve`` URL for server mode (default: TRL's, http://localhost:8000)
+    vllm_server_url: str | None = None
+    #: share of GPU memory vLLM may take in colocate mode
+    vllm_gpu_memory_utilization: float = 0.3
 
     def __post_init__(self) -> None:
         if isinstance(self.env, str):
@@ -86,6 +96,10 @@ class TrainConfig:
             raise ConfigError("env: name at least one env id, e.g. agentgym/SearchQA-v0.")
         if self.loss_type not in LOSS_TYPES:
             raise ConfigError(f"loss_type must be one of {', '.join(LOSS_TYPES)}, got {self.loss_type!r}.")
+        if self.backend not in ("transformers", "vllm"):
+            raise ConfigError(f"backend must be 'transformers' or 'vllm', got {self.backend!r}.")
+        if self.vllm_mode not in ("colocate", "server"):
+            raise ConfigError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}.")
         if self.observation_style not in ("append", "chat"):
             raise ConfigError(f"observation_style must be 'append' or 'chat', got {self.observation_style!r}.")
         for name in ("group_size", "groups_per_step", "steps", "max_turn_tokens", "max_completion_tokens"):
@@ -216,9 +230,16 @@ class _Rollouts:
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         specs = [TaskSpec(**json.loads(p)) for p in prompts]
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        generator = TransformersGenerator(model, self.tokenizer, temperature=self.config.temperature,
-                                          top_p=self.config.top_p)
+        generator: Generator
+        if self.config.backend == "vllm":
+            from agentgym.trainer.vllm_backend import VLLMGenerator
+
+            generator = VLLMGenerator.from_trainer(trainer, self.tokenizer, temperature=self.config.temperature,
+                                                   top_p=self.config.top_p)
+        else:
+            model = trainer.accelerator.unwrap_model(trainer.model)
+            generator = TransformersGenerator(model, self.tokenizer, temperature=self.config.temperature,
+                                              top_p=self.config.top_p)
         start = time.perf_counter()
         episodes = play_episodes(self._envs(specs), specs, generator, self.glue,
                                  max_turn_tokens=self.config.max_turn_tokens,
@@ -229,7 +250,7 @@ class _Rollouts:
         self.stats.seconds += time.perf_counter() - start
         return {"prompt_ids": [e.prompt_ids for e in episodes],
                 "completion_ids": [e.completion_ids or [self.tokenizer.eos_token_id] for e in episodes],
-                "env_mask": [e.mask or [0] for e in episodes], "logprobs": None,
+                "env_mask": [e.mask or [0] for e in episodes], "logprobs": _logprobs(episodes),
                 "env_reward": [e.reward for e in episodes]}
 
     def close(self) -> None:
@@ -237,6 +258,13 @@ class _Rollouts:
             for env in pool:
                 env.close()
         self.envs.clear()
+
+
+def _logprobs(episodes: Sequence[Episode]) -> list[list[float]] | None:
+    """The sampler's per-token log-probabilities when every episode has them (vLLM), else None."""
+    if not episodes or any(e.logprobs is None or len(e.logprobs) != len(e.completion_ids) for e in episodes):
+        return None
+    return [list(e.logprobs) or [0.0] for e in episodes]  # type: ignore[arg-type]
 
 
 def _callback_class() -> type:
@@ -251,7 +279,7 @@ def _callback_class() -> type:
             self.console = console
             self.path = Path(config.output_dir) / "metrics.jsonl"
             self.step_start = time.perf_counter()
-            self.history: list[tuple[float, float]] = []
+            self.history: list[tuple[float, float, float]] = []
             self.warned = False
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -262,6 +290,7 @@ def _callback_class() -> type:
             if "loss" not in logs and "reward" not in logs:
                 return  # the end-of-training summary
             rollout = self.stats.summary()
+            self._write_samples(state.global_step)
             self.stats.episodes.clear()
             self.stats.seconds = 0.0
             row = {"step": state.global_step, "reward_mean": logs.get("reward"), "reward_std": logs.get("reward_std"),
@@ -280,17 +309,29 @@ def _callback_class() -> type:
                     f"  turns {_fmt(row.get('turns'))}  tokens {int(row.get('tokens_model', 0))}/"
                     f"{int(row.get('tokens_masked', 0))} masked  {row['step_time_s']:.1f} s", highlight=False)
 
+        def _write_samples(self, step: int) -> None:
+            """``samples.jsonl``: the step's first ``log_samples`` episodes, their turns as the env read them."""
+            keep = self.stats.episodes[: self.config.log_samples]
+            if not keep:
+                return
+            with (Path(self.config.output_dir) / "samples.jsonl").open("a", encoding="utf-8") as f:
+                for e in keep:
+                    f.write(json.dumps({"step": step, "task": e.task_id, "reward": e.reward, "success": e.success,
+                                        "turns": e.model_texts}) + "\n")
+
         def _collapse_check(self, row: dict[str, Any]) -> None:
             std, entropy = row.get("reward_std"), row.get("entropy")
             if std is None or entropy is None:
                 return
-            self.history.append((float(std), float(entropy)))
+            self.history.append((float(std), float(entropy), float(row.get("reward_mean") or 0.0)))
             window = self.config.collapse_window
             if self.warned or len(self.history) < window + 1:
                 return
             first_entropy = self.history[0][1]
             recent = self.history[-window:]
-            if all(s < 1e-6 for s, _ in recent) and all(e < 0.5 * first_entropy for _, e in recent):
+            # every rollout solving its task also leaves no variance: that is success, not the trap
+            solved = all(mean >= 1.0 - 1e-6 for _, _, mean in recent)
+            if not solved and all(s < 1e-6 for s, _, _ in recent) and all(e < 0.5 * first_entropy for _, e, _ in recent):
                 self.warned = True
                 message = (f"Reward variance and entropy have collapsed together for {window} steps (entropy "
                            f"{recent[-1][1]:.3f}, started at {first_entropy:.3f}; reward std 0): RAGEN's 'echo trap'. "
@@ -323,6 +364,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
                   specs: Sequence[TaskSpec] | None = None) -> tuple[Any, _Rollouts]:
     """A ready ``GRPOTrainer`` and its rollout function (close it when done)."""
     _require()
+    vllm_args = _vllm_args(config)  # before loading anything: a GPU-only setting fails fast
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
     from datasets import Dataset
@@ -353,7 +395,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         importance_sampling_level="sequence" if config.loss_type == "gspo" else "token",
         max_completion_length=config.max_completion_tokens, report_to=report_to, use_cpu=not torch.cuda.is_available(),
         bf16=False, fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=True,
-        save_only_model=False, gradient_checkpointing=config.gradient_checkpointing,
+        save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
     )
     peft_config = None
     if config.lora:
@@ -369,6 +411,25 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[_callback_class()(config, stats, console)])
     return trainer, rollouts
+
+
+def _vllm_args(config: TrainConfig) -> dict[str, Any]:
+    """GRPOConfig's vLLM settings: TRL builds the engine and syncs its weights; our rollouts only sample from it."""
+    if config.backend != "vllm":
+        return {}
+    import torch
+
+    if not _has("vllm"):
+        from agentgym.trainer.vllm_backend import VLLM_INSTALL
+
+        raise DependencyNotInstalled("backend='vllm'", VLLM_INSTALL)
+    if not torch.cuda.is_available():
+        raise ConfigError("backend='vllm' needs a CUDA GPU and none is visible; use backend='transformers' on CPU.")
+    args: dict[str, Any] = {"use_vllm": True, "vllm_mode": config.vllm_mode,
+                            "vllm_gpu_memory_utilization": config.vllm_gpu_memory_utilization}
+    if config.vllm_mode == "server" and config.vllm_server_url:
+        args["vllm_server_base_url"] = config.vllm_server_url
+    return args
 
 
 def _has(module: str) -> bool:

@@ -29,11 +29,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentgym.errors import ConfigError
 
-__all__ = ["ChatGlue", "Episode", "TaskSpec", "TransformersGenerator", "Turn", "play_episodes"]
+__all__ = ["ChatGlue", "Episode", "Generator", "TaskSpec", "TransformersGenerator", "Turn", "play_episodes"]
 
 ObservationStyle = Literal["append", "chat"]
 _CONTENT = "AGENTGYM-SENTINEL-CONTENT"
@@ -86,10 +86,18 @@ class Episode:
     tool_calls: int = 0
     format_errors: int = 0
     task_id: str | None = None
+    #: the sampler's log-probability of each completion token (0.0 for masked ones), when the backend reports
+    #: them (vLLM: TRL corrects for the sampler/trainer mismatch with them); None when it does not
+    logprobs: list[float] | None = field(default_factory=list)
 
-    def add(self, ids: Sequence[int], model: bool) -> None:
+    def add(self, ids: Sequence[int], model: bool, logprobs: Sequence[float] | None = None) -> None:
         self.completion_ids.extend(ids)
         self.mask.extend([1 if model else 0] * len(ids))
+        if self.logprobs is not None:
+            if model and (logprobs is None or len(logprobs) != len(ids)):
+                self.logprobs = None
+            else:
+                self.logprobs.extend(logprobs if model else [0.0] * len(ids))  # type: ignore[arg-type]
 
     @property
     def tokens_model(self) -> int:
@@ -107,6 +115,8 @@ class Turn:
     ids: list[int]
     ended: bool
     stopped: bool
+    #: the sampler's log-probability of each id, when the backend reports them
+    logprobs: list[float] | None = None
 
 
 class ChatGlue:
@@ -230,7 +240,16 @@ def _seed(*parts: Any) -> int:
     return int.from_bytes(hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=4).digest(), "big")
 
 
-def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: TransformersGenerator, glue: ChatGlue,
+class Generator(Protocol):
+    """What plays the model's turns: :class:`TransformersGenerator`, or ``VLLMGenerator`` on a GPU."""
+
+    tokenizer: Any
+
+    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
+                 seed: int) -> list[Turn]: ...
+
+
+def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Generator, glue: ChatGlue,
                   *, max_turn_tokens: int = 256, max_completion_tokens: int = 1024, seed: int = 0,
                   on_turn: Callable[[int], None] | None = None) -> list[Episode]:
     """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn)."""
@@ -256,7 +275,7 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Tra
         for i, turn in zip(live, turns):
             episode = episodes[i]
             text = generator.tokenizer.decode(turn.ids, skip_special_tokens=True)
-            episode.add(turn.ids, model=True)
+            episode.add(turn.ids, model=True, logprobs=turn.logprobs)
             episode.model_turns.append(list(turn.ids))
             episode.model_texts.append(text)
             observation, reward, terminated, truncated, info = envs[i].step(text)

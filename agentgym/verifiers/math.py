@@ -17,6 +17,10 @@ and symbolic equality), fenced so that one answer cannot hedge or hang it:
   "Answer:" or "The final answer is" prefix, a trailing full stop, thousands
   separators (``1,234``, ``1\,234``, ``1 234``) and unit words after a number
   ("5 cm", "12 dollars"; ``\text{ cm}`` is math-verify's) are removed.
+- A number is answered with a number: against a numeric gold, an unevaluated
+  expression fails ("27 + 43" for 70 restates the question; GRPO on two-number
+  sums learned exactly that echo in 20 steps before this rule). An equation
+  states its right-hand side, so "27 + 43 = 70" answers 70.
 - Numbers are equal when they round equal at 6 decimal places (math-verify's rule).
 - No timeouts: math-verify's are ``signal.alarm`` based, so they fail off the
   main thread (the env server scores in worker threads), clobber a host's own
@@ -352,6 +356,33 @@ def _parse_gold(gold: str) -> Any:
     return value
 
 
+def _unevaluated(value: Any, gold_value: Any) -> bool:
+    """The gold is a number and the answer states an expression instead: "27 + 43" for 70 is the question, echoed.
+
+    An equation states its right-hand side ("27 + 43 = 70" answers 70); a percentage ("70%") is a number.
+    """
+    import sympy
+
+    if not isinstance(gold_value, sympy.Number):
+        return False
+    stated = value
+    if isinstance(stated, sympy.And) and all(isinstance(a, sympy.Equality) for a in stated.args):
+        stated = stated.args[-1]  # "x = 2+3 = 5": the chain ends with the value
+    if isinstance(stated, sympy.Equality):
+        stated = stated.rhs
+    if isinstance(stated, sympy.FiniteSet) and len(stated) == 1:
+        stated = next(iter(stated))  # "5, 5"
+    if not isinstance(stated, sympy.Basic) or stated.free_symbols:
+        return False  # words, variables: plain inequality says why
+    if isinstance(stated, sympy.Number):
+        return False
+    percent = (isinstance(stated, sympy.Mul) and len(stated.args) == 2
+               and any(isinstance(a, sympy.Number) for a in stated.args)
+               and any(isinstance(a, sympy.UnevaluatedExpr) and a.args[0] == sympy.Rational(1, 100)
+                       for a in stated.args))
+    return not percent
+
+
 def verify_math(prediction: str | None, gold: str) -> Score:
     r"""Score a final answer against a gold answer (GSM8K number or MATH LaTeX): 1.0 if equivalent.
 
@@ -386,6 +417,8 @@ def verify_math(prediction: str | None, gold: str) -> Score:
     details["parsed"] = _safe_str(value)
     if _values(value) > 1 and _values(gold_value) == 1:
         return Score(0.0, False, {**details, "reason": "several values for a single-value answer"})
+    if _unevaluated(value, gold_value):
+        return Score(0.0, False, {**details, "reason": "an expression, not its value: the gold is a number"})
     correct = not _clearly_different(gold_value, value) and bool(
         _math_verify().verify(gold_value, value, timeout_seconds=None))
     return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})

@@ -89,6 +89,9 @@ def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
         assert row["tokens_model"] > 0 and row["tokens_masked"] > 0
         assert 0.0 <= row["reward_mean"] <= 1.0 and row["entropy"] > 0 and row["step_time_s"] > 0
         assert row["reward_mean"] == pytest.approx(row["env_reward"], rel=1e-6)  # TRL's reward is the env's, unchanged
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in samples] == [1] * 4 + [2] * 4  # log_samples=4 episodes a step
+    assert all(len(s["turns"]) == 2 and s["task"].startswith("toy-") and 0 <= s["reward"] <= 1 for s in samples)
 
 
 def test_lora_trains_adapters_only_and_saves_a_merged_model(tmp_path, smollm2_tokenizer):
@@ -118,3 +121,32 @@ def test_a_training_step_against_agentgym_serve(tmp_path, smollm2_tokenizer):
         rollouts.close()
     [row] = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert row["step"] == 1 and row["turns"] == 2.0 and row["tokens_masked"] > 0
+
+
+def _feed(tmp_path, rows):
+    from types import SimpleNamespace
+
+    from agentgym.trainer.grpo import RolloutStats, _callback_class
+
+    tmp_path.mkdir()
+    config = TrainConfig(env=[ID], output_dir=str(tmp_path), collapse_window=3)
+    log = _callback_class()(config, RolloutStats(), None)
+    for step, (reward, std, entropy) in enumerate(rows, 1):
+        log.on_log(None, SimpleNamespace(global_step=step), None,
+                   logs={"loss": 0.0, "reward": reward, "reward_std": std, "entropy": entropy})
+    return [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_echo_trap_warning_needs_variance_and_entropy_collapsed_without_success(tmp_path):
+    with pytest.warns(RuntimeWarning, match="echo trap"):
+        rows = _feed(tmp_path / "trap", [(0.3, 0.4, 1.0), (0.2, 0.0, 0.3), (0.2, 0.0, 0.2), (0.2, 0.0, 0.2)])
+    assert rows[-1]["warning"] == "echo_trap" and rows[-1]["step"] == 4
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # every rollout solved: no variance either, but not the trap
+        solved = _feed(tmp_path / "solved", [(0.3, 0.4, 1.0), (1.0, 0.0, 0.1), (1.0, 0.0, 0.1), (1.0, 0.0, 0.1)])
+        # variance gone but entropy still high: not the trap
+        alive = _feed(tmp_path / "alive", [(0.3, 0.4, 1.0), (0.2, 0.0, 0.9), (0.2, 0.0, 0.9), (0.2, 0.0, 0.9)])
+    assert not any("warning" in r for r in solved + alive)

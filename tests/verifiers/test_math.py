@@ -33,8 +33,8 @@ def test_doctests():
     ("1,234", "1234"), ("1,234,567", "1234567"), ("1 234", "1234"), (r"1\,234", "1234"), (r"\$1,000", "1000"),
     (r"3\sqrt{2}", r"\sqrt{18}"), (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
     ("2^{1/8}", r"\sqrt{\sqrt{\sqrt{2}}}"),
-    ("(x+1)^2", "x^2+2x+1"), ("1+2x", "2x+1"), ("0.5x", r"\frac{x}{2}"), ("2**10", "1024"),
-    ("2^{2023}", "2^{2023}"), ("5!", "120"), (r"\infty", r"\infty"), ("i+1", "1+i"), ("A", r"\text{(A)}"),
+    ("(x+1)^2", "x^2+2x+1"), ("1+2x", "2x+1"), ("0.5x", r"\frac{x}{2}"),
+    ("2^{2023}", "2^{2023}"), (r"\infty", r"\infty"), ("i+1", "1+i"), ("A", r"\text{(A)}"),
     ("Monday", r"\text{Monday}"), ("\u22125", "-5"), ("\uff14\uff12", "42"), (r"\boxed{5} \boxed{ 5 }", "5"),
     (r"\boxed{\boxed{5}}", "5"), ("5, 5", "5"),
     (r"\begin{pmatrix}1\\2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
@@ -55,6 +55,21 @@ def test_a_percent_matches_its_number_and_its_fraction(pred, gold):
 @pytest.mark.parametrize("pred, gold", [("75", "0.75"), ("0.75", "75"), ("7.5%", "75")])
 def test_a_bare_number_is_taken_at_face_value(pred, gold):
     assert verify_math(pred, gold).reward == 0.0
+
+
+@pytest.mark.parametrize("pred, gold", [
+    ("27 + 43", "70"), ("43+27", "70"), ("2**10", "1024"), ("2^{10}", "1024"), ("5!", "120"), ("1663 * 5242", "8717446"),
+    (r"\boxed{27 + 43}", "70"), ("x = 27 + 43", "70"), ("10 - 2*4", "2"),
+])
+def test_an_expression_does_not_answer_a_number(pred, gold):
+    """The echo GRPO found: restating "27 + 43" for a sum math-verify evaluates to the gold."""
+    score = verify_math(pred, gold)
+    assert (score.reward, score.details["reason"]) == (0.0, "an expression, not its value: the gold is a number")
+
+
+@pytest.mark.parametrize("pred, gold", [("27 + 43 = 70", "70"), ("x = 2+3 = 5", "5"), ("70%", "70"), ("5", "5")])
+def test_a_stated_value_still_answers(pred, gold):
+    assert verify_math(pred, gold).correct
 
 
 @pytest.mark.parametrize("pred, gold", [
@@ -135,7 +150,7 @@ def test_oversized_input_is_refused_without_parsing(pred, reason):
 
 
 def test_a_long_answer_within_the_limit_is_still_scored():
-    assert verify_math("1+" * 100 + "1", "101").correct
+    assert verify_math("1+" * 100 + "1", "100 + 1").correct
 
 
 @pytest.mark.parametrize("pred", [
@@ -160,8 +175,8 @@ def test_expressions_that_stall_sympy_simplify_fail_fast(pred):
 
 def test_large_but_bounded_values_are_compared():
     assert verify_math("2^{2023}", "2^{2023}").correct
-    assert verify_math("2^{10000} - 2^{10000} + 5", "5").correct
-    assert verify_math(r"\binom{100}{50}", "100891344545564193334812497256").correct
+    assert verify_math("2^{10000} - 2^{10000} + 5", "2^{2} + 1").correct
+    assert verify_math(r"\binom{100}{50}", r"\frac{100!}{(50!)^{2}}").correct
     assert verify_math("x - x + 5", "5").correct
 
 

@@ -185,8 +185,12 @@ def load_math_tasks(files: Mapping[str, str | Path | Sequence[str | Path]]) -> T
     return TaskList(tasks)
 
 
-def reasoning_gym_tasks(names: Sequence[str], size_per_split: int, seed: int) -> TaskList:
+def reasoning_gym_tasks(names: Sequence[str], size_per_split: int, seed: int,
+                        configs: Mapping[str, Mapping[str, Any]] | None = None) -> TaskList:
     """Procedural single-number tasks from the reasoning-gym package, ``size_per_split`` per name and split.
+
+    ``configs`` maps a name to its dataset's config fields (for example
+    ``{"chain_sum": {"min_terms": 2, "max_terms": 2, "max_digits": 1}}`` for an easy split).
 
     Each name's dataset is generated once with ``size = 2 * size_per_split``: the first
     half is ``train``, the second ``test``, without questions that ``train`` already has
@@ -202,9 +206,17 @@ def reasoning_gym_tasks(names: Sequence[str], size_per_split: int, seed: int) ->
         import reasoning_gym
     except ImportError as e:
         raise DependencyNotInstalled("reasoning-gym", "pip install reasoning-gym") from e
+    configs = dict(configs or {})
+    stray = sorted(set(configs) - set(names))
+    if stray:
+        raise ConfigError(f"reasoning_gym_config names {stray}, which are not among the datasets {list(names)}.")
     tasks: list[Task] = []
     for name in dict.fromkeys(names):
-        dataset = reasoning_gym.create_dataset(name, size=2 * size_per_split, seed=seed)
+        fields = dict(configs.get(name) or {})
+        try:
+            dataset = reasoning_gym.create_dataset(name, size=2 * size_per_split, seed=seed, **fields)
+        except (TypeError, ValueError, AssertionError) as e:
+            raise ConfigError(f"reasoning-gym {name!r} rejected the config {fields}: {e}") from e
         seen: set[str] = set()
         for i in range(2 * size_per_split):
             item = dataset[i]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.formats import ActionFormat
@@ -54,6 +54,7 @@ class MathToolEnv(AgentEnv):
     def __init__(self, *, data_dir: str | Path | None = None,
                  files: Mapping[str, str | Path | Sequence[str | Path]] | None = None,
                  reasoning_gym: Sequence[str] | None = None, reasoning_gym_size: int = 200,
+                 reasoning_gym_config: Mapping[str, Mapping[str, Any]] | None = None,
                  split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
                  memory_mb: int = 1024, preload: Sequence[str] = ("numpy", "sympy"),
                  action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
@@ -62,9 +63,13 @@ class MathToolEnv(AgentEnv):
 
         if sum(x is not None for x in (data_dir, files, reasoning_gym)) > 1:
             raise ConfigError("Pass at most one of data_dir, files and reasoning_gym.")
+        if reasoning_gym_config is not None and reasoning_gym is None:
+            raise ConfigError("reasoning_gym_config needs reasoning_gym (the dataset names it configures).")
         if reasoning_gym is not None:
+            if isinstance(reasoning_gym, str):
+                reasoning_gym = [reasoning_gym]
             tasks: TaskSource = math_data.reasoning_gym_tasks(list(reasoning_gym), size_per_split=reasoning_gym_size,
-                                                              seed=0)
+                                                              seed=0, configs=reasoning_gym_config)
         else:
             if data_dir is not None:
                 files = math_data.find_math_files(data_dir)

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import sys
 
 import pytest
@@ -198,3 +199,16 @@ def test_missing_reasoning_gym_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "reasoning_gym", None)
     with pytest.raises(DependencyNotInstalled, match="pip install reasoning-gym"):
         reasoning_gym_tasks(["gcd"], size_per_split=2, seed=0)
+
+
+@requires_reasoning_gym
+def test_reasoning_gym_config_sets_a_datasets_difficulty():
+    easy = reasoning_gym_tasks(["chain_sum"], size_per_split=20, seed=0,
+                               configs={"chain_sum": {"min_terms": 2, "max_terms": 2, "max_digits": 1}})
+    for task in easy.tasks("train"):
+        terms = re.findall(r"\d+", task.prompt.split(":")[-1])
+        assert len(terms) == 2 and all(len(t) == 1 for t in terms), task.prompt
+    with pytest.raises(ConfigError, match="reasoning_gym_config names \\['gcd'\\]"):
+        reasoning_gym_tasks(["chain_sum"], size_per_split=2, seed=0, configs={"gcd": {}})
+    with pytest.raises(ConfigError, match="'chain_sum' rejected the config"):
+        reasoning_gym_tasks(["chain_sum"], size_per_split=2, seed=0, configs={"chain_sum": {"no_such_field": 1}})

@@ -137,3 +137,16 @@ def test_reasoning_gym_source():
 def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="at most one"):
         agentgym.make("agentgym/MathTool-v0", data_dir=str(tmp_path), reasoning_gym=["gcd"])
+
+
+def test_reasoning_gym_config_and_its_errors():
+    env = agentgym.make("agentgym/MathTool-v0", reasoning_gym="chain_sum", reasoning_gym_size=5,
+                        reasoning_gym_config={"chain_sum": {"min_terms": 2, "max_terms": 2, "max_digits": 1}},
+                        split="train").unwrapped
+    try:
+        observation, _ = env.reset(seed=0)
+        assert observation.rstrip().endswith("=") and len(env.task.prompt.split(":")[-1].split()) == 4  # "4 - 5 ="
+    finally:
+        env.close()
+    with pytest.raises(ConfigError, match="reasoning_gym_config needs reasoning_gym"):
+        agentgym.make("agentgym/MathTool-v0", reasoning_gym_config={"chain_sum": {}})

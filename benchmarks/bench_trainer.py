@@ -127,12 +127,16 @@ def main() -> None:
             rows.append({"name": name, "median_step_s": statistics.median(steps), "steps_s": steps,
                          "mean_model_tokens": statistics.mean(timer.tokens[1:]) if timer.tokens[1:] else None})
     base = rows[0]["median_step_s"]
-    print(f"{'GRPO step, batch ' + str(args.group_size * args.groups) + ', ' + str(args.tokens) + ' tokens':<40}"
-          f" {'median s':>9} {'x TRL':>7} {'model tokens/seq':>17}")
+    batch = args.group_size * args.groups
+    print(f"{'GRPO step, batch ' + str(batch) + ', ' + str(args.tokens) + ' tokens':<40}"
+          f" {'median s':>9} {'x TRL':>7} {'model tokens/seq':>17} {'model tokens/s':>15}")
     for row in rows:
         row["x_trl"] = row["median_step_s"] / base
-        tokens = "-" if row["mean_model_tokens"] is None else f"{row['mean_model_tokens']:.0f}"
-        print(f"{row['name']:<40} {row['median_step_s']:>9.1f} {row['x_trl']:>7.2f} {tokens:>17}")
+        tokens = row["mean_model_tokens"]
+        # generated tokens trained on per second of step: fair when the two paths generate different lengths
+        row["model_tokens_per_s"] = None if tokens is None else tokens * batch / row["median_step_s"]
+        shown = ("-", "-") if tokens is None else (f"{tokens:.0f}", f"{row['model_tokens_per_s']:.1f}")
+        print(f"{row['name']:<40} {row['median_step_s']:>9.1f} {row['x_trl']:>7.2f} {shown[0]:>17} {shown[1]:>15}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 

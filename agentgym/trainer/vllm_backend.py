@@ -26,7 +26,7 @@ from agentgym.errors import ConfigError, DependencyNotInstalled
 
 __all__ = ["VLLM_INSTALL", "VLLMGenerator"]
 
-VLLM_INSTALL = "pip install 'agentgym[train,vllm]' (needs a CUDA GPU)"
+VLLM_INSTALL = "pip install 'agentgym-suite[vllm]' on a CUDA GPU machine"
 
 
 class VLLMGenerator:

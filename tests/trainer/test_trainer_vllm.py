@@ -84,7 +84,7 @@ def test_vllm_backend_errors_say_what_to_do(tmp_path, smollm2_tokenizer):
     with pytest.raises(ConfigError, match="vllm_mode must be 'colocate' or 'server'"):
         TrainConfig(vllm_mode="remote")
     if importlib.util.find_spec("vllm") is None:
-        with pytest.raises(DependencyNotInstalled, match=r"agentgym\[train,vllm\]"):
+        with pytest.raises(DependencyNotInstalled, match=r"agentgym-suite\[vllm\]"):
             build_trainer(TrainConfig(env=[ID], backend="vllm", output_dir=str(tmp_path)), specs=[TaskSpec(ID)])
 
 

@@ -331,7 +331,8 @@ def _callback_class() -> type:
             recent = self.history[-window:]
             # every rollout solving its task also leaves no variance: that is success, not the trap
             solved = all(mean >= 1.0 - 1e-6 for _, _, mean in recent)
-            if not solved and all(s < 1e-6 for s, _, _ in recent) and all(e < 0.5 * first_entropy for _, e, _ in recent):
+            collapsed = all(s < 1e-6 and e < 0.5 * first_entropy for s, e, _ in recent)
+            if collapsed and not solved:
                 self.warned = True
                 message = (f"Reward variance and entropy have collapsed together for {window} steps (entropy "
                            f"{recent[-1][1]:.3f}, started at {first_entropy:.3f}; reward std 0): RAGEN's 'echo trap'. "

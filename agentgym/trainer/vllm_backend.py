@@ -82,7 +82,7 @@ class VLLMGenerator:
             from vllm import SamplingParams
         except ImportError as e:  # pragma: no cover - the trainer built the engine, so vllm is there
             raise DependencyNotInstalled("The vLLM backend", VLLM_INSTALL) from e
-        params = [SamplingParams(n=1, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k or -1,
+        params = [SamplingParams(n=1, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
                                  max_tokens=max_tokens, logprobs=0, seed=s, **extra) for s in seeds]
         outputs = self.llm.generate([{"prompt_token_ids": p} for p in prompts], sampling_params=params,
                                     use_tqdm=False)

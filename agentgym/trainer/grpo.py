@@ -100,6 +100,9 @@ class TrainConfig:
             raise ConfigError(f"backend must be 'transformers' or 'vllm', got {self.backend!r}.")
         if self.vllm_mode not in ("colocate", "server"):
             raise ConfigError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}.")
+        if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
+            raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
+                              "URL.")
         if self.observation_style not in ("append", "chat"):
             raise ConfigError(f"observation_style must be 'append' or 'chat', got {self.observation_style!r}.")
         for name in ("group_size", "groups_per_step", "steps", "max_turn_tokens", "max_completion_tokens"):

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.trainer.rollout import Turn
 
 __all__ = ["VLLM_INSTALL", "VLLMGenerator"]
 
@@ -54,13 +55,13 @@ class VLLMGenerator:
         return cls(tokenizer, client=generation.vllm_client, temperature=temperature, top_p=top_p)
 
     def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Any]:
-        from agentgym.trainer.rollout import Turn, _seed, _stop_index
+                 seed: int) -> list[Turn]:
+        from agentgym.trainer.rollout import _seed, _stop_index
 
         groups: dict[tuple[str, ...], list[int]] = {}
         for row, row_stops in enumerate(stops):
             groups.setdefault(tuple(row_stops), []).append(row)
-        out: list[Any] = [None] * len(contexts)
+        out: list[Turn | None] = [None] * len(contexts)
         for group_stops, rows in groups.items():
             seeds = [_seed(seed, row) for row in rows]
             sampled = self._sample([list(contexts[r]) for r in rows], list(group_stops), max_new_tokens, seeds)
@@ -68,7 +69,7 @@ class VLLMGenerator:
                 end, ended, stopped = _stop_index(self.tokenizer, ids, group_stops, self.tokenizer.eos_token_id)
                 kept = logprobs[:end] if len(logprobs) >= end else None
                 out[row] = Turn(ids=ids[:end], ended=ended, stopped=stopped, logprobs=kept)
-        return out
+        return [turn for turn in out if turn is not None]
 
     def _sample(self, prompts: list[list[int]], stops: list[str], max_tokens: int,
                 seeds: list[int]) -> list[tuple[list[int], list[float]]]:

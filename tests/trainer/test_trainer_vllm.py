@@ -83,6 +83,9 @@ def test_vllm_backend_errors_say_what_to_do(tmp_path, smollm2_tokenizer):
         TrainConfig(backend="sglang")
     with pytest.raises(ConfigError, match="vllm_mode must be 'colocate' or 'server'"):
         TrainConfig(vllm_mode="remote")
+    with pytest.raises(ConfigError, match="vllm_server_url is for backend='vllm' with vllm_mode='server'"):
+        TrainConfig(backend="vllm", vllm_server_url="http://localhost:8000")
+    TrainConfig(backend="vllm", vllm_mode="server", vllm_server_url="http://localhost:8000")
     if importlib.util.find_spec("vllm") is None:
         with pytest.raises(DependencyNotInstalled, match=r"agentgym-suite\[vllm\]"):
             build_trainer(TrainConfig(env=[ID], backend="vllm", output_dir=str(tmp_path)), specs=[TaskSpec(ID)])

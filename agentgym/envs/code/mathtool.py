@@ -48,7 +48,8 @@ class MathToolEnv(AgentEnv):
     math equivalence with the gold (``verify_math``). In function-calling
     formats the tool is ``python(code)``. Tasks: the bundled GSM8K- and
     MATH-schema problems, your own files (``data_dir`` or ``files``), or
-    ``reasoning_gym=[names]`` for procedural tasks from the reasoning-gym package.
+    ``reasoning_gym=[names]`` for procedural tasks from the reasoning-gym package
+    (``reasoning_gym_config={name: {field: value}}`` sets a dataset's difficulty).
     """
 
     def __init__(self, *, data_dir: str | Path | None = None,

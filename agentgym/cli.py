@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,23 +13,37 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym.errors import AgentGymError
+from agentgym.errors import AgentGymError, ConfigError
 
-app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", no_args_is_help=True,
-                  add_completion=False)
+# Plain help (rich_markup_mode=None): rich markup would swallow "[default: ...]" in help texts and print a
+# "<bool>" type beside every flag. Sub-apps pass it too: each Typer renders its own help.
+HELP_STYLE = {"rich_markup_mode": None, "no_args_is_help": True}
+app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", add_completion=False, **HELP_STYLE)
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
 # typer reads Optional[...] on every Python we support; `X | None` needs 3.10+ evaluation of annotations
-KwargOption = Annotated[Optional[list[str]], typer.Option("--kwarg", "-k", help="Env keyword argument key=value.")]
+KwargOption = Annotated[Optional[list[str]], typer.Option(
+    "--kwarg", "-k", metavar="KEY=VALUE",
+    help="Env keyword argument (repeatable); VALUE is read as JSON when it can be: 3, true, [\"a\"].")]
 
 
 def _parse_kwargs(pairs: list[str]) -> dict[str, object]:
-    """``key=value`` pairs; values are parsed as JSON when they can be (numbers, booleans, lists)."""
+    """``key=value`` pairs; values are parsed as JSON when they can be (numbers, booleans, lists).
+
+    Whether the env takes them, and of that type, is checked where the env is made
+    (``ConfigError``, which ``main`` prints as one line).
+    """
     kwargs: dict[str, object] = {}
+    given: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"--kwarg expects key=value, got {pair!r}")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ConfigError(f"-k/--kwarg expects KEY=VALUE with KEY an argument name, got {pair!r} "
+                              "(for example -k max_turns=3).")
+        if key in given:
+            raise ConfigError(f"-k {key} is given twice ({given[key]!r} and {value!r}); give it once.")
+        given[key] = value
         try:
             kwargs[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -48,7 +64,7 @@ def list_envs() -> None:
 
 
 @app.command()
-def play(env_id: Annotated[str, typer.Argument(help="e.g. agentgym/SearchQA-v0")],
+def play(env_id: Annotated[str, typer.Argument(metavar="ENV_ID", help="e.g. agentgym/SearchQA-v0")],
          seed: Annotated[int, typer.Option(help="Picks the task.")] = 0,
          task_id: Annotated[Optional[str], typer.Option(help="Play this task instead of a seeded one.")] = None,
          kwarg: KwargOption = None) -> None:
@@ -99,7 +115,8 @@ def eval_cmd(
     policy: Annotated[str, typer.Option(help="smollm2 (a real model, offline), hf:<path>, openai:<base_url> "
                                              "(with --model), vllm:<model>, oracle, random or empty.")] = "smollm2",
     suite: Annotated[str, typer.Option(help="Named suite: core (small, every env family) or full.")] = "core",
-    env: Annotated[Optional[list[str]], typer.Option("--env", help="Env id (repeatable) instead of a suite.")] = None,
+    env: Annotated[Optional[list[str]], typer.Option("--env", metavar="ENV_ID",
+                                                     help="Env id (repeatable) instead of a suite.")] = None,
     episodes: Annotated[Optional[int], typer.Option(help="Episodes per env [default: the suite's; 20 with --env].")]
     = None,
     split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's, test].")] = None,
@@ -108,7 +125,12 @@ def eval_cmd(
     temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 128,
-    concurrency: Annotated[int, typer.Option(help="Episodes run at once.")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Episodes run at once, for policies without a local model.")]
+    = 1,
+    batch_size: Annotated[int, typer.Option(help="Episodes a local model (smollm2, hf:) plays at once, "
+                                                 "with one batched generation per turn.")] = 32,
+    retry_errors: Annotated[bool, typer.Option(help="Replay episodes that errored in an earlier run of the same "
+                                                    "command.")] = True,
     remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL.")] = None,
     ray: Annotated[Optional[str], typer.Option(help="Run episodes on Ray: a cluster address, or 'local'.")] = None,
     kwarg: KwargOption = None,
@@ -126,19 +148,26 @@ def eval_cmd(
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
                           seed=seed, model=model,
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
-                          concurrency=concurrency, remote=remote, ray=ray,
-                          env_kwargs=_parse_kwargs(kwarg or []), results=results)
-    chosen, runs, path = run_eval(request, console)
-    table, summaries = summary_table(request, chosen, runs)
+                          concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
+                          env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors)
+    outcome = run_eval(request, console)
+    table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)
-    console.print(f"{len(runs)} episodes in {path} (rerun the same command to resume an interrupted run)")
+    console.print(f"{len(outcome.results)} of {outcome.planned} episodes in {outcome.path}", highlight=False)
     if summary_json:
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
     if submit:
-        console.print(f"submitted: {submit_run(request, chosen, runs, leaderboard_dir)}")
+        console.print(f"submitted: {submit_run(request, outcome.suite, outcome.results, leaderboard_dir)}")
+    if outcome.interrupted or outcome.errors:
+        why = [f"{outcome.planned - len(outcome.results)} episodes not played (interrupted)"] * outcome.interrupted
+        why += [f"{outcome.errors} episodes errored (see their 'error' in the results file)"] * bool(outcome.errors)
+        errors.print(f"incomplete: {'; '.join(why)}. Rerun the same command to "
+                     f"{'retry and ' if outcome.errors and retry_errors else ''}finish.", style="yellow",
+                     markup=False, highlight=False)
+        raise typer.Exit(1)
 
 
-leaderboard_app = typer.Typer(help="Build the leaderboard from committed runs.", no_args_is_help=True)
+leaderboard_app = typer.Typer(help="Build the leaderboard from committed runs.", **HELP_STYLE)
 app.add_typer(leaderboard_app, name="leaderboard")
 
 
@@ -152,7 +181,7 @@ def leaderboard_build(directory: Annotated[Path, typer.Option("--dir", help="The
     console.print(f"wrote {readme} and {page}")
 
 
-swe_app = typer.Typer(help="SWE-bench: prove instances, grade predictions.", no_args_is_help=True)
+swe_app = typer.Typer(help="SWE-bench: prove instances, grade predictions.", **HELP_STYLE)
 app.add_typer(swe_app, name="swe")
 DataOption = Annotated[Optional[Path], typer.Option(help="Instances (JSONL/Parquet/dataset dir); default: bundled.")]
 BackendOption = Annotated[str, typer.Option(help="bwrap (default) or docker.")]
@@ -210,7 +239,8 @@ def _is_loopback(host: str) -> bool:
 
 
 @app.command()
-def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids to serve (default: all).")] = None,
+def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID",
+                                                                  help="Env ids to serve (default: all).")] = None,
           host: Annotated[str, typer.Option(help="Bind address; anything but loopback needs --token.")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
           max_sessions: Annotated[int, typer.Option(help="Open sessions at most; more get 429.")] = 1024,
@@ -220,34 +250,78 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(help="Env ids t
           workers: Annotated[Optional[int], typer.Option(
               help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
           kwarg: KwargOption = None) -> None:
-    """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes)."""
+    """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes).
+
+    Each -k goes to the served envs that take it (-k topk=5 to SearchQA-v0 only).
+    """
     import uvicorn
 
-    from agentgym.core.registry import env_ids as all_env_ids
-    from agentgym.errors import ConfigError
+    from agentgym.core.registry import env_ids as all_env_ids, env_info
     from agentgym.server import create_app
+    from agentgym.server.threads import DEFAULT_THREADS
 
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
-    from agentgym.server.threads import DEFAULT_THREADS
-
     workers = DEFAULT_THREADS if workers is None else workers
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}.")
-    kwargs = _parse_kwargs(kwarg or [])
-    ids = env_ids or None
-    application = create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
-                             env_threads=workers, server_kwargs={e: kwargs for e in (ids or all_env_ids())})
-    console.print(f"agentgym serving {', '.join(application.state.store.env_ids)} on http://{host}:{port} "
-                  f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)")
-    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+    ids = sorted(env_ids or all_env_ids())
+    for env_id in ids:
+        env_info(env_id)  # an unknown id fails before the port is taken
+    server_kwargs = _server_kwargs(ids, _parse_kwargs(kwarg or []))
+    sock = _bind(host, port)  # before announcing: a busy port is a one-line error, not a line after "serving"
+    try:
+        application = create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
+                                 env_threads=workers, server_kwargs=server_kwargs)
+        bound = sock.getsockname()[1]
+        console.print(f"agentgym serving {', '.join(ids)} on http://{host}:{bound} "
+                      f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)", highlight=False, soft_wrap=True)
+        server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False))
+        with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it shut down on
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _server_kwargs(env_ids: list[str], kwargs: dict[str, object]) -> dict[str, dict[str, object]]:
+    """Each served env's share of the ``-k`` kwargs: those it takes. One that no served env takes is an error."""
+    from agentgym.core.registry import check_env_kwargs, check_kwarg_names, env_kwarg_names
+
+    if not kwargs:
+        return {}
+    if len(env_ids) == 1:
+        check_env_kwargs(env_ids[0], kwargs)
+        return {env_ids[0]: kwargs}
+    names = {env_id: set(env_kwarg_names(env_id)) for env_id in env_ids}
+    check_kwarg_names(kwargs, set().union(*names.values()), owner="agentgym serve (no served env takes it)")
+    shares = {env_id: {k: v for k, v in kwargs.items() if k in names[env_id]} for env_id in env_ids}
+    for env_id, share in shares.items():
+        check_env_kwargs(env_id, share)
+    return shares
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` for uvicorn to listen on."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as e:
+        raise ConfigError(f"Cannot serve on {host}:{port}: {e.strerror or e}. Pass a --host this machine has.") from e
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart right after a stop
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigError(f"Cannot serve on {host}:{port}: {e.strerror or e}. Pass another --port, or stop what "
+                          "is using this one.") from e
+    return sock
 
 
 @app.command()
 def train(
     config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML file of TrainConfig fields.")] = None,
-    env: Annotated[Optional[list[str]], typer.Option(help="Env id (repeat for several).")] = None,
+    env: Annotated[Optional[list[str]], typer.Option(metavar="ENV_ID", help="Env id (repeat for several).")] = None,
     remote: Annotated[Optional[str], typer.Option(help="Play the envs on this `agentgym serve` URL.")] = None,
     model: Annotated[Optional[str], typer.Option(help="smollm2 (default) or a local HF model dir / hf:<id>.")] = None,
     output_dir: Annotated[Optional[str], typer.Option(help="Run directory (metrics, checkpoints, final model).")]

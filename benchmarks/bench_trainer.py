@@ -51,7 +51,7 @@ class StepTimer(TrainerCallback):
 
 
 def _model(path: str):
-    from agentgym.trainer.model import load_for_training
+    from agentgym.lm.local import load_for_training
 
     return load_for_training(path)
 
@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    from agentgym.trainer.model import resolve_model
+    from agentgym.lm.local import resolve_model
 
     path = resolve_model(args.model)
     rows = []

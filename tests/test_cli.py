@@ -1,10 +1,12 @@
 """The ``agentgym`` command, run as a user runs it (a real subprocess where it matters)."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+from conftest import requires_smollm2
 from typer.testing import CliRunner
 
 from agentgym.cli import app
@@ -76,6 +78,7 @@ def test_play_a_human_episode():
     assert "not solved" in proc.stdout
 
 
+@requires_smollm2  # the default policy
 def test_bad_env_id_is_one_clear_line_and_exit_2():
     proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "--env", "agentgym/SerchQA-v0"],
                           capture_output=True, text=True, timeout=120)
@@ -90,17 +93,78 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
     results = tmp_path / "run.jsonl"
     cmd = [sys.executable, "-m", "agentgym.cli", "eval", "--policy", "random", "--env", "agentgym/PyCode-v0",
            "--episodes", "300", "--results", str(results)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # its own process group, signalled as a whole, as a terminal's Ctrl-C signals the foreground group
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
     out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0, out
-    assert "Stopping" in out and "Traceback" not in out
-    lines = results.read_text().splitlines()
-    assert 5 <= len(lines) < 300 and all(json.loads(line)["key"] for line in lines)
+    assert proc.returncode == 1, out  # an interrupted run is not a finished one
+    assert "Stopping" in out and "Traceback" not in out and "episodes not played (interrupted)" in out
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert 5 <= len(lines) < 300 and all(line["key"] for line in lines)
+    assert [line["error"] for line in lines if line["error"]] == [], "the Ctrl-C reached the sandboxes"
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     keys = [json.loads(line)["key"] for line in results.read_text().splitlines()]
     assert len(keys) == len(set(keys)) == 300
+
+
+def _agentgym(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentgym.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+BAD_KWARGS = [
+    ("foo=1", "unknown keyword argument 'foo'. Accepted: action_format, "),
+    ("top_k=2", "unknown keyword argument 'top_k'. Did you mean 'topk'?"),
+    ("topk=abc", "topk must be int, got 'abc' (str)."),
+    ("topk=3.5", "topk must be int, got 3.5 (float)."),
+    ("topk", "-k/--kwarg expects KEY=VALUE"),
+]
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "agentgym/SearchQA-v0"],
+    ["serve", "agentgym/SearchQA-v0", "--port", "0"],
+    ["eval", "--policy", "random", "--env", "agentgym/SearchQA-v0", "--episodes", "1"],
+])
+@pytest.mark.parametrize("kwarg, message", BAD_KWARGS)
+def test_a_bad_kwarg_is_one_clear_line_and_exit_2(tmp_path, command, kwarg, message):
+    results = ["--results", str(tmp_path / "r.jsonl")] if command[0] == "eval" else []
+    proc = _agentgym(*command, *results, "-k", kwarg)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert "serving" not in proc.stdout
+
+
+def test_serve_gives_each_env_the_kwargs_it_takes():
+    """`-k topk=2` with every env served: SearchQA-v0 takes it, the others never see it."""
+    from agentgym.cli import _server_kwargs
+
+    shares = _server_kwargs(["agentgym/MathTool-v0", "agentgym/SearchQA-v0"], {"topk": 2, "max_turns": 3})
+    assert shares == {"agentgym/MathTool-v0": {"max_turns": 3}, "agentgym/SearchQA-v0": {"topk": 2, "max_turns": 3}}
+    proc = _agentgym("serve", "--port", "0", "-k", "topk=x")
+    assert proc.returncode == 2 and proc.stderr == "error: agentgym/SearchQA-v0: topk must be int, got 'x' (str).\n"
+
+
+def test_serve_on_a_busy_port_is_one_line_before_any_announcement():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _agentgym("serve", "agentgym/SearchQA-v0", "--port", str(port))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (f"error: Cannot serve on 127.0.0.1:{port}: Address already in use. Pass another --port, "
+                           "or stop what is using this one.\n")
+
+
+@pytest.mark.parametrize("command", ["eval", "serve", "train", "play", "swe"])
+def test_help_has_no_placeholders_where_defaults_belong(command):
+    result = runner.invoke(app, [command, "--help"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.output and " ." not in result.output, result.output
+    if command == "eval":  # a default written in the help text shows as written
+        assert "[default: the suite's; 20 with --env]" in " ".join(result.output.split())

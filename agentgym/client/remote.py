@@ -8,6 +8,7 @@ record of that step, so a retry never steps twice.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -51,7 +52,7 @@ class _Calls:
     def step_request(self, action: Any) -> tuple[str, str, dict[str, Any]]:
         if self.session_id is None or self.done:
             raise ResetNeeded("The episode is over (or never started): call reset() before step().")
-        return "POST", f"/v1/sessions/{self.session_id}/step", {"action": action, "step_id": self.turn + 1}
+        return "POST", f"/v1/sessions/{self.session_id}/step", {"action": _wire(action), "step_id": self.turn + 1}
 
     def after_step(self, data: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
@@ -68,6 +69,17 @@ class _Calls:
         except ValueError:
             code, message = "error", response.text[:500]
         raise RemoteEnvError(message, status_code=response.status_code, code=code)
+
+
+def _wire(action: Any) -> Any:
+    """The action as JSON carries it. What JSON cannot carry (bytes, sets, NaN, other objects) is sent as
+    null: an unsupported action either way, which the env answers with the observation it gives in process."""
+    if isinstance(action, str):
+        return action
+    try:
+        return json.loads(json.dumps(action, default=lambda _: None, allow_nan=False))
+    except (TypeError, ValueError):  # NaN, a circular structure, a key JSON cannot have
+        return None
 
 
 class RemoteEnv(gym.Env[str, str]):
@@ -92,6 +104,15 @@ class RemoteEnv(gym.Env[str, str]):
     @property
     def session_id(self) -> str | None:
         return self._calls.session_id
+
+    @property
+    def env_id(self) -> str:
+        return self._calls.env_id
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        """The env keyword arguments this client sends (the server may add its operator's own)."""
+        return dict(self._calls.env_kwargs)
 
     def _send(self, method: str, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         for attempt in range(self._calls.retries + 1):

@@ -9,6 +9,7 @@ import gymnasium as gym
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 from agentgym.core.env import AgentEnv
+from agentgym.core.formats import ActionFormat
 from agentgym.errors import EnvCheckFailed, ResetNeeded
 
 __all__ = ["check_env"]
@@ -31,59 +32,99 @@ def _oracle_episode(env: AgentEnv, *, seed: int, options: dict[str, Any]) -> lis
 
 
 def check_env(env: gym.Env, *, n_tasks: int = 3, seed: int = 0, skip_gym_checker: bool = False) -> dict[str, Any]:
-    """Check an agentgym env; raise ``EnvCheckFailed`` naming the first broken check.
+    """Check an agentgym env, in process or a ``RemoteEnv``; raise ``EnvCheckFailed`` naming the first broken check.
 
     Runs Gymnasium's ``check_env``, then: reset/step determinism for a seed, the
     oracle solves ``n_tasks`` sampled tasks with reward 1, an empty answer scores 0,
     a malformed action is an observation (not an exception), and step after the
-    end raises ``ResetNeeded``. Returns a small report.
+    end raises ``ResetNeeded``. A ``RemoteEnv`` is checked through its server: the
+    oracle's actions come from a local env made with the same id and kwargs and
+    stepped in lockstep (as ``agentgym eval --remote`` plays privileged policies),
+    so the server must serve the data this machine has. Returns a small report.
     """
     inner = env.unwrapped
-    if not isinstance(inner, AgentEnv):
-        raise _fail("type", f"expected an AgentEnv, got {type(inner).__name__}")
-    if not skip_gym_checker:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gym_check_env(inner, skip_render_check=True, skip_close_check=True)
-    split = inner.split
-    n = min(n_tasks, len(inner.tasks.tasks(split)))
+    local = _local_twin(inner)
+    try:
+        if not skip_gym_checker:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                gym_check_env(inner, skip_render_check=True, skip_close_check=True)
+        return _check(inner, local, n_tasks=n_tasks, seed=seed)
+    finally:
+        if local is not inner:
+            local.close()
+
+
+def _local_twin(inner: gym.Env) -> AgentEnv:
+    """The env whose task data and action format the checks read: ``inner``, or a remote env's local shadow."""
+    if isinstance(inner, AgentEnv):
+        return inner
+    from agentgym.client.remote import RemoteEnv
+
+    if not isinstance(inner, RemoteEnv):
+        raise _fail("type", f"expected an AgentEnv or a RemoteEnv, got {type(inner).__name__}")
+    from agentgym.core.registry import make
+
+    return make(inner.env_id, **inner.env_kwargs).unwrapped
+
+
+def _check(env: gym.Env, local: AgentEnv, *, n_tasks: int, seed: int) -> dict[str, Any]:
+    split = local.split
+    n = min(n_tasks, len(local.tasks.tasks(split)))
     solved = []
     for i in range(n):
-        first = _oracle_episode(inner, seed=seed + i, options={"split": split, "index": i})
-        task_id = inner.task.id
-        second = _oracle_episode(inner, seed=seed + i, options={"split": split, "index": i})
-        if first != second:
+        options = {"split": split, "index": i}
+        first, task_id, reward = _oracle_run(env, local, seed=seed + i, options=options)
+        if _oracle_run(env, local, seed=seed + i, options=options)[0] != first:
             raise _fail("determinism", f"two oracle episodes of task {task_id!r} with seed {seed + i} differ")
-        if first[-1][1] < 1.0:
-            raise _fail("oracle", f"the oracle scored {first[-1][1]} on task {task_id!r}; expected 1.0")
+        if reward < 1.0:
+            raise _fail("oracle", f"the oracle scored {reward} on task {task_id!r}; expected 1.0")
         solved.append(task_id)
-    _check_reset_determinism(inner, seed)
-    _check_empty_answer(inner, seed)
-    _check_malformed_action(inner, seed)
+    _check_reset_determinism(env, seed)
+    _check_empty_answer(env, local.action_format, seed)
+    _check_malformed_action(env, seed)
     return {"oracle_solved": solved, "split": split}
 
 
-def _check_reset_determinism(env: AgentEnv, seed: int) -> None:
+def _oracle_run(env: gym.Env, local: AgentEnv, *, seed: int,
+                options: dict[str, Any]) -> tuple[list[Any], str, float]:
+    """One oracle episode: its steps (comparable across runs), its task id and its reward."""
+    if env is local:
+        steps = _oracle_episode(local, seed=seed, options=options)
+        return steps, local.task.id, steps[-1][1]
+    from agentgym.eval.policies import OraclePolicy
+    from agentgym.eval.runner import run_episode
+
+    result = run_episode(env, OraclePolicy(), seed=seed, options=options, shadow=local)
+    if result.error is not None:
+        raise _fail("oracle", f"the oracle's episode (seed {seed}, {options}) failed: {result.error}")
+    if result.action_errors:
+        raise _fail("oracle", f"{result.action_errors} of the oracle's actions were rejected on task "
+                              f"{result.task_id!r}")
+    return [*result.transcript, (result.reward, result.truncated)], result.task_id, result.reward
+
+
+def _check_reset_determinism(env: gym.Env, seed: int) -> None:
     first = env.reset(seed=seed)
     second = env.reset(seed=seed)
     if first[0] != second[0] or first[1]["task_id"] != second[1]["task_id"]:
         raise _fail("determinism", f"reset(seed={seed}) gave different tasks")
 
 
-def _check_empty_answer(env: AgentEnv, seed: int) -> None:
-    env.reset(seed=seed)
-    if not env.action_format.has_answer:
+def _check_empty_answer(env: gym.Env, action_format: ActionFormat, seed: int) -> None:
+    _, info = env.reset(seed=seed)
+    if not action_format.has_answer:
         # no answer action (WebShop ends by buying): giving up means running out of turns, which scores 0
-        return _check_no_outcome_scores_zero(env)
-    _, reward, terminated, _, info = env.step(env.action_format.render_answer(""))
+        return _check_no_outcome_scores_zero(env, info["max_turns"])
+    _, reward, terminated, _, info = env.step(action_format.render_answer(""))
     if not terminated:
         raise _fail("empty answer", "an empty final answer did not end the episode")
     if reward != 0.0 or info["verification"]["correct"]:
         raise _fail("empty answer", f"an empty answer scored {reward}; expected 0")
 
 
-def _check_no_outcome_scores_zero(env: AgentEnv) -> None:
-    for _ in range(env.max_turns):
+def _check_no_outcome_scores_zero(env: gym.Env, max_turns: int) -> None:
+    for _ in range(max_turns):
         _, reward, terminated, truncated, info = env.step("")
         if terminated or truncated:
             break
@@ -91,18 +132,18 @@ def _check_no_outcome_scores_zero(env: AgentEnv) -> None:
         raise _fail("empty answer", f"an episode without an outcome ended with truncated={truncated}, reward={reward}")
 
 
-def _check_malformed_action(env: AgentEnv, seed: int) -> None:
-    env.reset(seed=seed)
+def _check_malformed_action(env: gym.Env, seed: int) -> None:
+    max_turns = env.reset(seed=seed)[1]["max_turns"]
     obs, reward, terminated, _, info = env.step("<<<not an action>>> {\"name\": ")
     if not info.get("action_error") or not isinstance(obs, str) or not obs:
         raise _fail("malformed action", "a malformed action did not come back as an observation with action_error")
     if reward != 0.0 or terminated:
         raise _fail("malformed action", "a malformed action ended the episode or was rewarded")
-    for _ in range(env.max_turns):
+    for _ in range(max_turns):
         if env.step("<<<not an action>>>")[3]:
             break
     else:
-        raise _fail("max_turns", f"malformed actions were not truncated after max_turns={env.max_turns}")
+        raise _fail("max_turns", f"malformed actions were not truncated after max_turns={max_turns}")
     try:
         env.step("<answer>x</answer>")
     except ResetNeeded:

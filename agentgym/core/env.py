@@ -195,11 +195,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def _parse(self, action: Any) -> ParsedAction:
         if isinstance(action, str):
             parsed = self.action_format.parse(action, self._tools)
-        elif isinstance(action, (Mapping, list)):
-            parsed = DictFormat().parse(action, self._tools)
+        elif isinstance(action, (Mapping, list, tuple)):  # a tuple is the list JSON would make of it
+            parsed = DictFormat().parse(list(action) if isinstance(action, tuple) else action, self._tools)
         else:
-            parsed = ParsedAction(error=f"Unsupported action type {type(action).__name__}: send text "
-                                        "or a dict like {'name': ..., 'arguments': {...}}.")
+            # The message does not name the type: over HTTP a number or None arrives as itself and what JSON
+            # cannot carry arrives as null, and a remote env must answer as this one does (see RemoteEnv).
+            parsed = ParsedAction(error="Unsupported action: send text, or a dict like {'name': ..., "
+                                        "'arguments': {...}} (or a list of them).")
         return check_calls(parsed, self._tools) if parsed.error is None else parsed
 
     def _run(self, call: ToolCall) -> ToolResult:

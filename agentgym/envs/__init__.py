@@ -30,7 +30,7 @@ ENVS: tuple[EnvInfo, ...] = (
         entry_point="agentgym.envs.code.pycode:PyCodeEnv",
         description="Write a Python function (HumanEval / MBPP schema); reward = hidden unit tests pass in a sandbox.",
         extras=("code",),
-        client_kwargs=("action_format", "max_observation_chars", "max_turns", "split"),
+        client_kwargs=("action_format", "dataset", "max_observation_chars", "max_turns", "split"),
     ),
     EnvInfo(
         id="agentgym/WebShop-v0",

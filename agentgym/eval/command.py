@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from agentgym.errors import ConfigError
 from agentgym.eval.policies import Policy, Sampling, make_policy
+from agentgym.eval.batched import BatchProgress
 from agentgym.eval.runner import EpisodeResult, PlannedEpisode, load_results, plan_episodes, run_plan, summarize
 from agentgym.eval.suites import Suite, SuiteEntry, get_suite
 
-__all__ = ["EvalRequest", "default_results_path", "run_eval"]
+__all__ = ["EvalOutcome", "EvalRequest", "default_results_path", "run_eval"]
 
 
 @dataclass(frozen=True)
@@ -36,31 +40,54 @@ class EvalRequest:
     model: str | None = None
     sampling: Sampling = Sampling()
     concurrency: int = 1
+    batch_size: int = 32
     remote: str | None = None
     ray: str | None = None
     env_kwargs: Mapping[str, Any] | None = None
     results: Path | None = None
+    retry_errors: bool = True
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
             raise ConfigError(f"--episodes must be >= 1, got {self.episodes}.")
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
+        if self.batch_size < 1:
+            raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}.")
 
     def selection(self) -> Suite:
-        """The suite to run: the named one (episode count and split overridable), or the ``--env`` picks."""
+        """The suite to run: the named one (episode count and split overridable), or the ``--env`` picks.
+
+        Without ``--split``, each env plays its own default evaluation split (ALFWorld's ``valid_unseen``).
+        """
         if self.envs:
-            entries = tuple(SuiteEntry(env_id, self.split or "test", self.episodes or 20) for env_id in self.envs)
+            entries = tuple(SuiteEntry(env_id, self.split, self.episodes or 30) for env_id in self.envs)
             return Suite(name="custom", version="1", entries=entries, description="envs picked with --env")
         suite = get_suite(self.suite)
         if self.episodes is None and self.split is None:
             return suite
-        entries = tuple(SuiteEntry(e.env_id, self.split or e.split, self.episodes or e.episodes, e.env_kwargs)
+        entries = tuple(replace(e, split=self.split or e.split, episodes=self.episodes or e.episodes)
                         for e in suite.entries)
         return Suite(name=suite.name, version=suite.version, entries=entries, description=suite.description)
 
-    def policy_factory(self) -> Callable[[], Policy]:
-        return lambda: make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model)
+    def make_policy(self) -> Policy:
+        return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model)
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    """What a run left: its suite, every finished episode of the plan, the results file, and whether
+    it stopped early (Ctrl-C) with episodes of the plan not played."""
+
+    suite: Suite
+    results: list[EpisodeResult]
+    path: Path
+    planned: int
+    interrupted: bool
+
+    @property
+    def errors(self) -> int:
+        return sum(r.error is not None for r in self.results)
 
 
 def _slug(text: str) -> str:
@@ -74,13 +101,37 @@ def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     return Path("results") / f"{_slug(picked)}-{_slug(who)}-seed{request.seed}.jsonl"
 
 
-def run_eval(request: EvalRequest, console: Console) -> tuple[Suite, list[EpisodeResult], Path]:
-    """Run the request's plan, resuming from its results file; returns the suite, the episodes and the file."""
-    suite = request.selection()
-    plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}))
-    path = request.results or default_results_path(request, suite)
+def _check_results_path(path: Path) -> None:
+    """A results file must be a file this process can append to; say so before anything runs."""
+    if path.is_dir():
+        raise ConfigError(f"--results {path} is a directory; give a file path such as {path / 'run.jsonl'}.")
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise ConfigError(f"--results {path}: {parent} is not a directory.")
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"--results {path}: {target} is not writable; choose another path.")
+
+
+def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
+    """Run the request's plan, resuming from its results file.
+
+    Everything that can be checked is checked before the first episode, and
+    nothing is written until it passes: the policy (its name, its model file),
+    every env of the plan (made once here, so a missing extra stops the run with
+    its install line) and the results path.
+    """
+    policy = request.make_policy()
+    try:
+        suite = request.selection()
+        plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}))
+        path = request.results or default_results_path(request, suite)
+        _check_results_path(path)
+        stored = _stored(plan, path, policy, retry_errors=request.retry_errors)
+    except BaseException:
+        policy.close()
+        raise
     path.parent.mkdir(parents=True, exist_ok=True)
-    resumed = _count_resumed(plan, path, request)
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
 
@@ -90,67 +141,78 @@ def run_eval(request: EvalRequest, console: Console) -> tuple[Suite, list[Episod
         stop.set()
         console.print("[yellow]Stopping: running episodes finish and are saved; Ctrl-C again to abort.[/yellow]")
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("success {task.fields[success]}"))
+    columns = (TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[status]}"))
     done = {"n": 0, "correct": 0}
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task(f"{suite.name} · {request.policy}", total=len(plan), completed=resumed,
-                                success="-")
+        bar = progress.add_task(f"{suite.name} · {request.policy}", total=len(plan), completed=stored,
+                                status="starting")
 
         def on_episode(result: EpisodeResult) -> None:
             done["n"] += 1
             done["correct"] += bool(result.correct)
-            progress.update(bar, advance=1, success=f"{done['correct'] / done['n']:.0%} of {done['n']} new")
+            progress.update(bar, advance=1, status=f"success {done['correct'] / done['n']:.0%} of "
+                            f"{done['n']} new · last: {(result.entry or result.env_id).removeprefix('agentgym/')}")
+
+        def on_progress(where: BatchProgress) -> None:
+            progress.update(bar, status=where.describe())
 
         if previous is not None:
             signal.signal(signal.SIGINT, interrupt)
         try:
-            results = _run(request, plan, path, on_episode, stop)
+            results = _run(request, plan, path, policy, on_episode, on_progress, stop)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
-    return suite, results, path
+        progress.update(bar, status="done" if len(results) == len(plan) else "stopped")
+    return EvalOutcome(suite, results, path, len(plan), interrupted=len(results) < len(plan))
 
 
-def _count_resumed(plan: Sequence[PlannedEpisode], path: Path, request: EvalRequest) -> int:
+def _stored(plan: Sequence[PlannedEpisode], path: Path, policy: Policy, *, retry_errors: bool) -> int:
+    """How many planned episodes the results file already holds (errored ones are replayed when retrying)."""
     if not path.exists():
         return 0
-    stored = {r.get("key") for r in load_results(path)}
-    policy = request.policy_factory()()
-    try:
-        return sum(p.key(policy) in stored for p in plan)
-    finally:
-        policy.close()
+    latest = {str(r.get("key")): r for r in load_results(path)}
+    return sum(1 for p in plan if (r := latest.get(p.key(policy))) is not None
+               and not (retry_errors and r.get("error") is not None))
 
 
-def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path,
-         on_episode: Callable[[EpisodeResult], None], stop: threading.Event) -> list[EpisodeResult]:
+def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, policy: Policy,
+         on_episode: Callable[[EpisodeResult], None], on_progress: Callable[[BatchProgress], None],
+         stop: threading.Event) -> list[EpisodeResult]:
     if request.ray is not None:
         from agentgym.eval.distributed import run_plan_on_ray
 
+        policy.close()
         return run_plan_on_ray(plan, request.policy, seed=request.seed, sampling=request.sampling,
                                model=request.model, address=request.ray, remote=request.remote,
                                results_path=path, on_episode=on_episode, stop=stop)
-    return run_plan(plan, request.policy_factory(), concurrency=request.concurrency, remote=request.remote,
-                    results_path=path, on_episode=on_episode, stop=stop)
+    policies = iter([policy])
+    return run_plan(plan, lambda: next(policies, None) or request.make_policy(), concurrency=request.concurrency,
+                    batch_size=request.batch_size, remote=request.remote, results_path=path,
+                    on_episode=on_episode, stop=stop, retry_errors=request.retry_errors, on_progress=on_progress)
 
 
 def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeResult]) -> tuple[Table, dict]:
-    """A table per env (mean reward and success with 95% intervals) and the same as a dict."""
-    by_env: dict[str, list[EpisodeResult]] = {}
+    """A table per suite entry (success and mean reward with 95% intervals) and the same as a dict.
+
+    Sized to fit an 80-column terminal.
+    """
+    by_entry: dict[str, list[EpisodeResult]] = {}
     for result in results:
-        by_env.setdefault(result.env_id, []).append(result)
+        by_entry.setdefault(result.entry or result.env_id, []).append(result)
     who = request.policy + (f" ({request.model})" if request.model else "")
-    table = Table(title=f"{suite.name} suite v{suite.version} · {who}")
-    for column in ("env", "episodes", "success [95% CI]", "reward [95% CI]", "turns", "errors"):
-        table.add_column(column, no_wrap=True)
+    table = Table(title=f"{suite.name} suite v{suite.version} · {who}", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("env", "n", "success [95% CI]", "reward±CI", "turns", "errors"):
+        # a long entry label folds onto a second line rather than being cut
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     summaries = {}
-    for env_id, runs in by_env.items():
-        s = summaries[env_id] = summarize(runs)
-        table.add_row(env_id.removeprefix("agentgym/"), str(s["episodes"]),
+    for label, runs in by_entry.items():
+        s = summaries[label] = summarize(runs)
+        half = (s["mean_reward_ci_high"] - s["mean_reward_ci_low"]) / 2
+        table.add_row(Text(label.removeprefix("agentgym/")), str(s["episodes"]),
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",
-                      f"{s['mean_reward']:.2f} [{s['mean_reward_ci_low']:.2f}, {s['mean_reward_ci_high']:.2f}]",
-                      f"{s['mean_turns']:.1f}", str(s["errors"]))
+                      f"{s['mean_reward']:.2f}±{half:.2f}", f"{s['mean_turns']:.1f}", str(s["errors"]))
     return table, summaries
 
 

@@ -71,7 +71,8 @@ def _group_by_env(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any
     for result in results:
         if not result.get("env_id"):
             raise ConfigError("every result needs an env_id; pass EpisodeResult.as_dict() records.")
-        by_env[result["env_id"]].append(result)
+        # a named suite entry (e.g. MathTool's arithmetic rung) is its own column
+        by_env[result.get("entry") or result["env_id"]].append(result)
     for env_id, episodes in by_env.items():
         numbers = [e["episode"] for e in episodes if e.get("episode") is not None]
         if len(numbers) != len(set(numbers)):

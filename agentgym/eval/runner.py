@@ -109,6 +109,8 @@ class EpisodeResult:
     error: str | None = None
     agentgym_version: str | None = None
     git_commit: str | None = None
+    #: the suite entry's label (``SuiteEntry.label``): the env id, plus ``[name]`` for a named entry
+    entry: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -219,6 +221,7 @@ class PlannedEpisode:
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     suite: str | None = None
     suite_version: str | None = None
+    entry: str | None = None
 
     def key(self, policy: Policy) -> str:
         """What identifies this episode's result in a results file; stable across runs and machines."""
@@ -228,10 +231,13 @@ class PlannedEpisode:
                            "env_kwargs": dict(self.env_kwargs)}, sort_keys=True, separators=(",", ":"))
 
 
-def _count_tasks(env_id: str, split: str, env_kwargs: Mapping[str, Any]) -> int:
+def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int]:
+    """The split (``None``: the env's default) and its number of tasks, from a local env: the pre-flight
+    check that the env can be made here (a missing extra fails now, before any episode)."""
     env = make(env_id, **env_kwargs)
     try:
         source = env.unwrapped.tasks
+        split = split or env.unwrapped.split
         if split not in source.splits():
             raise ConfigError(f"{env_id} has no split {split!r}; its splits are {source.splits()}.")
         n_tasks = len(source.tasks(split))
@@ -239,7 +245,7 @@ def _count_tasks(env_id: str, split: str, env_kwargs: Mapping[str, Any]) -> int:
         env.close()
     if n_tasks == 0:
         raise ConfigError(f"{env_id} split {split!r} has no tasks; choose another split.")
-    return n_tasks
+    return split, n_tasks
 
 
 def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int,
@@ -247,20 +253,21 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int,
     """Every episode of ``entries``: episode ``i`` of an entry plays task ``i % n_tasks`` with seed ``seed + i``.
 
     ``episodes=None`` entries get one episode per task of the split (counted
-    from a local env). ``env_kwargs`` apply to every entry, over its own.
+    from a local env); ``split=None`` is the env's default split. ``env_kwargs``
+    apply to every entry, over its own.
     """
     suite = entries if isinstance(entries, Suite) else None
     items = suite.entries if suite is not None else tuple(entries)
-    pairs = [(e.env_id, e.split) for e in items]
-    if len(set(pairs)) != len(pairs):
-        raise ConfigError(f"Each (env id, split) may appear once in a plan; got {pairs}.")
+    labels = [e.label for e in items]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"Each entry may appear once in a plan (name repeated entries of one env); got {labels}.")
     plan = []
     for entry in items:
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
-        n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
+        split, n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
         episodes = n_tasks if entry.episodes is None else entry.episodes
-        plan.extend(PlannedEpisode(entry.env_id, entry.split, i, i % n_tasks, seed + i, kwargs,
-                                   suite.name if suite else None, suite.version if suite else None)
+        plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, seed + i, kwargs,
+                                   suite.name if suite else None, suite.version if suite else None, entry.label)
                     for i in range(episodes))
     return plan
 
@@ -303,9 +310,10 @@ class ResultsFile:
                 f.truncate(end)
                 f.flush()
                 os.fsync(f.fileno())
+        # the latest line of a key wins: an errored episode that was retried is followed by its new result
         self.done: dict[str, dict[str, Any]] = {}
         for record in _parse_lines(data[:end], path):
-            self.done.setdefault(str(record.get("key", "")), record)
+            self.done[str(record.get("key", ""))] = record
         self._file = open(path, "ab")  # noqa: SIM115 - held for the run, closed by close()
 
     def append(self, result: EpisodeResult) -> None:
@@ -354,7 +362,7 @@ class EpisodeWorker:
         if result.error is not None:  # start the next episode on a fresh env (and a fresh remote session)
             self.close_envs()
         return replace(result, episode=planned.episode, key=key, suite=planned.suite,
-                       suite_version=planned.suite_version, remote=self.remote)
+                       suite_version=planned.suite_version, remote=self.remote, entry=planned.entry)
 
     def close_envs(self) -> None:
         for env, shadow in self.envs.values():
@@ -368,21 +376,28 @@ class EpisodeWorker:
 
 
 def run_plan(plan: Sequence[PlannedEpisode], policy_factory: Callable[[], Policy], *, concurrency: int = 1,
-             remote: str | None = None, env_kwargs: Mapping[str, Any] | None = None,
+             batch_size: int = 32, remote: str | None = None, env_kwargs: Mapping[str, Any] | None = None,
              results_path: str | Path | None = None, on_episode: Callable[[EpisodeResult], None] | None = None,
-             stop: threading.Event | None = None) -> list[EpisodeResult]:
-    """Run ``plan`` on ``concurrency`` threads, each with its own policy (from ``policy_factory``) and envs.
+             stop: threading.Event | None = None, retry_errors: bool = True,
+             on_progress: Callable[[Any], None] | None = None) -> list[EpisodeResult]:
+    """Run ``plan``: a local model policy plays ``batch_size`` episodes at a time in lockstep (batched
+    generation, :mod:`agentgym.eval.batched`); any other policy runs on ``concurrency`` threads, each with
+    its own policy (from ``policy_factory``) and envs.
 
     Envs run in process, or on the ``agentgym serve`` at ``remote``. With
     ``results_path``, each finished episode is appended as a fsynced JSON line,
     and episodes whose key is already there are not rerun: their stored results
-    are returned instead. ``stop`` (set by a Ctrl-C handler) stops starting new
-    episodes; running ones finish. ``on_episode`` is called once per newly
-    finished episode, from worker threads, one call at a time. Returns the
-    finished episodes in plan order.
+    are returned instead, except errored ones when ``retry_errors`` (they are
+    played again and the new line supersedes the old). ``stop`` (set by a
+    Ctrl-C handler) stops starting new episodes; running ones finish.
+    ``on_episode`` is called once per newly finished episode, one call at a
+    time; ``on_progress`` gets a batched run's :class:`~agentgym.eval.batched.BatchProgress`.
+    Returns the finished episodes in plan order.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}.")
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}.")
     if env_kwargs:
         plan = [replace(p, env_kwargs={**p.env_kwargs, **env_kwargs}) for p in plan]
     first = policy_factory()
@@ -390,14 +405,39 @@ def run_plan(plan: Sequence[PlannedEpisode], policy_factory: Callable[[], Policy
     if len(set(keys)) != len(keys):
         raise ConfigError("The plan has repeated episodes (same env, split, index and seed); plan each once.")
     store = ResultsFile(Path(results_path)) if results_path is not None else None
-    finished = {k: EpisodeResult.from_dict(store.done[k]) for k in keys if store and k in store.done}
+    finished = {k: EpisodeResult.from_dict(store.done[k]) for k in keys if store and k in store.done
+                and not (retry_errors and store.done[k].get("error") is not None)}
+    todo = [(planned, key) for planned, key in zip(plan, keys) if key not in finished]
+    lock = threading.Lock()
+
+    def record(result: EpisodeResult) -> None:
+        with lock:
+            if store:
+                store.append(result)
+            finished[result.key] = result
+            if on_episode:
+                on_episode(result)
+
+    from agentgym.eval.models import TransformersPolicy
+
+    if isinstance(first, TransformersPolicy):
+        from agentgym.eval.batched import run_batched
+
+        try:
+            if todo:
+                run_batched(todo, first, batch_size=batch_size, remote=remote, on_result=record,
+                            on_progress=on_progress, stop=stop)
+        finally:
+            first.close()
+            if store:
+                store.close()
+        return [finished[k] for k in keys if k in finished]
     pending: queue.SimpleQueue[tuple[PlannedEpisode, str]] = queue.SimpleQueue()
-    for planned, key in zip(plan, keys):
-        if key not in finished:
-            pending.put((planned, key))
+    for item in todo:
+        pending.put(item)
     n_workers = min(concurrency, pending.qsize())
     workers: list[EpisodeWorker] = []
-    lock, halt, failures = threading.Lock(), threading.Event(), []
+    halt, failures = threading.Event(), []
 
     def work(worker: EpisodeWorker) -> None:
         try:
@@ -406,13 +446,7 @@ def run_plan(plan: Sequence[PlannedEpisode], policy_factory: Callable[[], Policy
                     planned, key = pending.get_nowait()
                 except queue.Empty:
                     return
-                result = worker.play(planned, key)
-                with lock:
-                    if store:
-                        store.append(result)
-                    finished[key] = result
-                    if on_episode:
-                        on_episode(result)
+                record(worker.play(planned, key))
         except BaseException as e:  # noqa: BLE001 - outside any episode (disk full, the callback): stop the run
             failures.append(e)
             halt.set()

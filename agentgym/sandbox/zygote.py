@@ -66,9 +66,13 @@ class ProcessChannel(Channel):
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         try:
             # Spawned from one long-lived thread: bwrap's --die-with-parent fires when the *thread*
-            # that started it ends, and envs run in short-lived worker threads.
+            # that started it ends, and envs run in short-lived worker threads. In a session of its own:
+            # a Ctrl-C in the terminal signals the whole foreground process group, and must reach the
+            # caller (which lets running episodes finish), never the sandbox mid-call. The supervisor
+            # still ends with the caller: it exits when its stdin closes.
             self.proc = _SPAWNER.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=env, close_fds=True).result()
+                                        stderr=subprocess.PIPE, env=env, close_fds=True,
+                                        start_new_session=True).result()
         except OSError as e:
             raise SandboxError(f"Could not start the sandbox ({argv[0]}): {e}") from e
 

@@ -12,7 +12,10 @@ __all__ = [
     "StepResponse", "VerifyRequest", "VerifyResponse",
 ]
 
-Action = str | dict[str, Any] | list[dict[str, Any]]
+# Any JSON value, so that a local and a remote env give one action the same observation.
+_ACTION_DOC = ("The agent's action: text, a tool call {\"name\": ..., \"arguments\": {...}}, a list of them, or "
+               "{\"answer\": ...}. Any other JSON value is the agent's mistake: it comes back as an observation "
+               "with info.action_error, as in process.")
 
 
 class _Strict(BaseModel):
@@ -56,7 +59,7 @@ class ResetRequest(_Strict):
 
 
 class StepRequest(_Strict):
-    action: Action
+    action: Any = Field(description=_ACTION_DOC, examples=["<search>capital of Peru</search>"])
     step_id: int | None = Field(default=None, ge=1, description=(
         "The turn this step makes (1 after reset). A retried request with the step_id of the last step "
         "gets that step's response again instead of a second step."))
@@ -72,7 +75,7 @@ class StepResponse(BaseModel):
 
 class BatchStepItem(_Strict):
     session_id: str
-    action: Action
+    action: Any = Field(description=_ACTION_DOC)
     step_id: int | None = Field(default=None, ge=1)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.core.registry import env_ids, env_info, load_env_class
+from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
 from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
 
@@ -59,6 +59,9 @@ class SessionStore:
         self.max_sessions = max_sessions
         self.session_ttl_s = session_ttl_s
         self.server_kwargs = {k: dict(v) for k, v in (server_kwargs or {}).items()}
+        for env_id in self.env_ids:  # the operator's mistakes fail at startup, not in every session
+            if self.server_kwargs.get(env_id):
+                check_env_kwargs(env_id, self.server_kwargs[env_id])
         self.sessions: dict[str, Session] = {}
         self.threads = EnvThreads(env_threads)  # env code runs here, never on the event loop
         self._pending = 0  # sessions being created: they count against capacity
@@ -69,14 +72,15 @@ class SessionStore:
                      options: Mapping[str, Any] | None) -> tuple[Session, tuple[str, dict[str, Any]]]:
         if env_id not in self.env_ids:
             raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
-        self._check_kwargs(env_id, kwargs)
+        env_class = await self._call(None, lambda: load_env_class(env_id))
+        all_kwargs = {**self.server_kwargs.get(env_id, {}), **kwargs}
+        self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
         if len(self.sessions) + self._pending >= self.max_sessions:
             raise ApiError(429, "capacity", f"The server holds its limit of {self.max_sessions} sessions; "
                                             "close finished sessions (DELETE /v1/sessions/{id}) or retry later.")
         self._pending += 1
         try:
-            all_kwargs = {**self.server_kwargs.get(env_id, {}), **kwargs}
-            env = await self._call(None, lambda: load_env_class(env_id)(**all_kwargs))
+            env = await self._call(None, lambda: env_class(**all_kwargs))
             session = Session(id=secrets.token_urlsafe(12), env_id=env_id, env=env)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
         finally:
@@ -84,7 +88,13 @@ class SessionStore:
         self.sessions[session.id] = session
         return session, first
 
-    def _check_kwargs(self, env_id: str, kwargs: Mapping[str, Any]) -> None:
+    def _check_kwargs(self, env_id: str, env_class: type, kwargs: Mapping[str, Any],
+                      all_kwargs: Mapping[str, Any]) -> None:
+        """422 for kwargs the env does not take (the message ``gym.make`` gives), or a client may not set."""
+        try:
+            check_kwargs(env_class, all_kwargs, owner=env_id)
+        except ConfigError as e:
+            raise ApiError(422, "invalid_kwargs", str(e)) from e
         allowed = set(env_info(env_id).client_kwargs)
         unknown = sorted(set(kwargs) - allowed)
         if unknown:

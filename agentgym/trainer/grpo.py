@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.trainer.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 
 __all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "env_reward", "load_config", "save_final",
            "task_specs", "train"]
@@ -376,7 +376,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
 
     torch.set_num_threads(max(1, config.threads))
     if model is None or tokenizer is None:
-        from agentgym.trainer.model import load_for_training, resolve_model
+        from agentgym.lm.local import load_for_training, resolve_model
 
         model, tokenizer = load_for_training(resolve_model(config.model))
     if tokenizer.pad_token_id is None:

@@ -11,7 +11,8 @@ import pytest
 import agentgym
 from agentgym.envs import ENVS
 from agentgym.client import AsyncRemoteEnv, RemoteEnv
-from agentgym.errors import RemoteEnvError, ResetNeeded
+from agentgym.errors import ConfigError, RemoteEnvError, ResetNeeded
+from conftest import env_params
 from server_process import serving
 
 
@@ -51,7 +52,7 @@ def conformance(env: gym.Env, env_id: str, *, seed: int) -> list[tuple]:
     return trajectory
 
 
-@pytest.mark.parametrize("env_id", [info.id for info in ENVS])
+@pytest.mark.parametrize("env_id", env_params(info.id for info in ENVS))
 @pytest.mark.parametrize("seed", [0, 7])
 def test_local_and_remote_agree_observation_for_observation(url, env_id, seed):
     # after the 2 bad actions: a purchase takes up to ~8 actions, an ALFWorld plan up to ~15 commands
@@ -82,6 +83,29 @@ def test_remote_errors_are_remote_env_errors(url):
     with pytest.raises(RemoteEnvError) as info:
         RemoteEnv("agentgym/SearchQA-v0", "http://127.0.0.1:9", retries=1).reset()
     assert info.value.code == "connection_error" and "after 2 tries" in str(info.value)
+
+
+@pytest.mark.parametrize("action", [5, 3.5, None, True, float("nan"), b"<answer>Lima</answer>", {"a", "b"},
+                                    ({"name": "search", "arguments": {"query": "Lima"}},)])
+def test_any_action_gets_the_same_observation_locally_and_remotely(url, action):
+    local = gym.make("agentgym/SearchQA-v0")
+    remote = gym.make("agentgym/SearchQA-v0", remote=url)
+    try:
+        local.reset(seed=4)
+        remote.reset(seed=4)
+        assert remote.step(action) == local.step(action)
+    finally:
+        remote.close()
+        local.close()
+
+
+def test_bad_kwargs_are_the_error_make_gives(url):
+    with pytest.raises(ConfigError) as made:
+        gym.make("agentgym/SearchQA-v0", topk="3")
+    with pytest.raises(RemoteEnvError) as remote:
+        RemoteEnv("agentgym/SearchQA-v0", url, env_kwargs={"topk": "3"}).reset()
+    assert remote.value.status_code == 422 and remote.value.code == "invalid_kwargs"
+    assert str(remote.value) == f"[422 invalid_kwargs] {made.value}"
 
 
 class DropFirstStepResponse(httpx.HTTPTransport):

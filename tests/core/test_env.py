@@ -72,6 +72,23 @@ def test_malformed_action_is_observation_and_counts_a_turn():
         env.step("<answer>4</answer>")
 
 
+@pytest.mark.parametrize("action", [5, 3.5, None, True, b"<answer>4</answer>", {1, 2}, object()])
+def test_an_action_of_another_type_is_an_observation(action):
+    env = AddEnv()
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs.startswith("Unsupported action: send text") and info["action_error"] == obs
+    assert info["turn"] == 1 and reward == 0.0 and not terminated and not truncated
+
+
+def test_a_tuple_action_is_the_list_json_makes_of_it():
+    as_tuple, as_list = AddEnv(), AddEnv()
+    call = {"name": "add", "arguments": {"expr": "1+2"}}
+    as_tuple.reset(seed=0)
+    as_list.reset(seed=0)
+    assert as_tuple.step((call,)) == as_list.step([call])
+
+
 def test_tool_error_becomes_observation():
     env = AddEnv()
     env.reset(seed=0)

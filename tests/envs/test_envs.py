@@ -1,12 +1,13 @@
 """The env checker over every registered id (Gymnasium's tests/envs/test_envs.py, for agentgym)."""
 
 import pytest
+from conftest import env_params
 
 import agentgym
 from agentgym.envs import ENVS
 
 
-@pytest.mark.parametrize("env_id", [info.id for info in ENVS])
+@pytest.mark.parametrize("env_id", env_params(info.id for info in ENVS))
 def test_check_env(env_id):
     env = agentgym.make(env_id)
     try:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from conftest import requires_ray
 
 from agentgym.eval.distributed import run_plan_on_ray
 from agentgym.eval.policies import make_policy
 from agentgym.eval.runner import load_results, plan_episodes, run_plan
 from agentgym.eval.suites import SuiteEntry
+
+pytestmark = requires_ray
 
 ENTRIES = [SuiteEntry("agentgym/SearchQA-v0", "test", 5), SuiteEntry("agentgym/MathTool-v0", "test", 4)]
 

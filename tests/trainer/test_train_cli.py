@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import requires_smollm2
+from conftest import requires_smollm2, requires_train
 from typer.testing import CliRunner
 
 from agentgym.cli import app
 
-pytestmark = [requires_smollm2, pytest.mark.slow]
+pytestmark = [requires_smollm2, requires_train, pytest.mark.slow]
 
 
 def test_train_resume_and_plot_with_the_default_model(tmp_path):

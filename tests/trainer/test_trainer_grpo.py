@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
+from conftest import import_or_skip, requires_smollm2, requires_train
 from server_process import serving
 from toy_env import ID, register
 from trainer_fixtures import tiny_model
 
 from agentgym.trainer.grpo import TrainConfig, build_trainer, save_final
-from agentgym.trainer.rollout import TaskSpec
+from agentgym.lm.rollout import TaskSpec
+
+torch = import_or_skip("torch", "train")
+pytestmark = [requires_smollm2, requires_train]
 
 
 def _toy_trainer(tmp_path, smollm2_tokenizer, model, **overrides):

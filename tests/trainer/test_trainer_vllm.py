@@ -13,12 +13,15 @@ import json
 
 import gymnasium as gym
 import pytest
+from conftest import requires_smollm2, requires_train
 from toy_env import ID, register
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.trainer.grpo import TrainConfig, _logprobs, build_trainer
-from agentgym.trainer.rollout import ChatGlue, TaskSpec, play_episodes
+from agentgym.lm.rollout import ChatGlue, TaskSpec, play_episodes
 from agentgym.trainer.vllm_backend import VLLMGenerator
+
+pytestmark = [requires_smollm2, requires_train]
 
 
 class ScriptedClient:
@@ -96,7 +99,7 @@ def test_a_grpo_step_on_vllm_colocate(tmp_path):
     """The real engine: TRL builds vLLM beside the trainer, our rollouts sample from it (logprobs included)."""
     import torch
 
-    from agentgym.trainer.model import load_for_training, resolve_model
+    from agentgym.lm.local import load_for_training, resolve_model
 
     model, tokenizer = load_for_training(resolve_model("smollm2"))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}

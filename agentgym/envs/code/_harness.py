@@ -12,15 +12,71 @@ patching ``unittest``/``assert`` machinery, or returning an object whose
 ``__eq__`` is always true, count as failures. The verdict is the last line on
 the harness's own stdout, which the worker cannot write to.
 
+The harness imports only from directories the submission cannot write: before
+its first import it drops from ``sys.path`` the working directory (which the
+sandbox puts first), relative entries and every directory this uid (the
+worker's too) could create files in, and keeps only the standard import
+finders (an editable install's finder maps a package to a host path that may be
+writable in the sandbox). Otherwise a submission that writes ``string.py`` to
+``/work`` would be imported by a test's ``import string`` and could print a
+verdict and exit. The interpreter's own installation is kept: every isolating
+backend mounts it read-only (the ``local`` backend isolates nothing). The
+modules tests commonly import are loaded before the worker starts. The worker
+gets the original import path back, as ``python file.py`` would have it.
+
 Read as source by agentgym and passed to the sandbox as code: standard library only.
 """
 
-import ctypes
-import json
-import math
 import os
-import select
 import sys
+
+STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
+# Loaded before the worker exists, so not even a writable installation (local backend) can swap them.
+TEST_MODULES = ("collections", "copy", "functools", "heapq", "itertools", "math", "random", "re", "string")
+
+
+def is_writable(path):
+    """Whether this uid could create, replace or rename files at ``path`` (or where it would be made)."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.exists(path) and os.access(path, os.W_OK):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
+def trusted_import_path(entries, cwd, installation):
+    """``entries`` without '', relative paths (they resolve in ``cwd``), ``cwd`` itself, and writable
+    directories outside the interpreter's ``installation`` directories."""
+    cwd = os.path.realpath(cwd)
+    kept = []
+    for entry in entries:
+        if not isinstance(entry, str) or not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real == cwd:
+            continue
+        inside = any(real == root or real.startswith(root.rstrip("/") + "/") for root in installation)
+        if inside or not is_writable(real):
+            kept.append(entry)
+    return kept
+
+
+SUBMISSION_IMPORTS = (list(sys.path), list(sys.meta_path))
+INSTALLATION = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+sys.path[:] = trusted_import_path(sys.path, os.getcwd(), INSTALLATION - {"/"})
+sys.meta_path[:] = [finder for finder in sys.meta_path if getattr(finder, "__module__", "") in STDLIB_FINDERS]
+sys.path_importer_cache.clear()
+
+import ctypes  # noqa: E402 - every import comes after the import path is made safe
+import json  # noqa: E402
+import math  # noqa: E402
+import select  # noqa: E402
+
+for module in TEST_MODULES:
+    __import__(module)
 
 MARK = "@@agentgym-grade@@"
 CALL_TIMEOUT_S = 5.0
@@ -107,6 +163,7 @@ def send(fd, obj):
 
 def worker(sub, req_r, resp_w):
     """Load the submission and answer calls. Runs the untrusted code; holds nothing secret."""
+    sys.path[:], sys.meta_path[:] = SUBMISSION_IMPORTS
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)

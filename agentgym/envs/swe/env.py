@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import importlib.util
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,10 +18,12 @@ from agentgym.envs.swe.grading import grade_log, instance_image, run_tests
 from agentgym.envs.swe.instances import load_instances
 from agentgym.envs.swe.repo import commit_message
 from agentgym.envs.swe.workspace import CONDA_ACTIVATE, TESTBED, Workspace
-from agentgym.errors import ConfigError, DataError
+from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 from agentgym.verifiers.score import Score
 
 __all__ = ["SWEBenchEnv", "bundled_data_dir", "load_repos"]
+
+_INSTALL_SWE = "pip install 'agentgym-suite[swe]'"
 
 _PROMPT = (
     "You are a software engineer working in the repository at {repo_dir} ({repo}, commit {commit}). "
@@ -86,6 +89,11 @@ class SWEBenchEnv(AgentEnv):
                  max_observation_chars: int = 10_000, render_mode: Literal["ansi", "human"] | None = None) -> None:
         if backend not in ("bwrap", "docker"):
             raise ConfigError(f"backend must be 'bwrap' or 'docker', got {backend!r}.")
+        # grading needs swebench: fail here, not at the end of a first episode
+        if importlib.util.find_spec("swebench") is None:
+            raise DependencyNotInstalled("swebench (SWE-bench grading)", _INSTALL_SWE)
+        if backend == "docker" and importlib.util.find_spec("docker") is None:
+            raise DependencyNotInstalled("The Docker SDK", _INSTALL_SWE)
         if action_format == "hermes":  # a turn without a tool call is a format error, as in SWE-agent
             action_format = HermesFormat(plain_text_answers=False)
         tasks, self.repos = _load(str(Path(data or bundled_data_dir()).resolve()),

@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from alfworld_gate import requires_alfworld
+from conftest import requires_alfworld
 
 pytestmark = requires_alfworld
 

@@ -4,7 +4,7 @@ import collections
 import gzip
 
 import pytest
-from alfworld_gate import requires_alfworld
+from conftest import requires_alfworld
 
 pytestmark = requires_alfworld
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from alfworld_gate import requires_alfworld
+from conftest import requires_alfworld
 
 import agentgym
 

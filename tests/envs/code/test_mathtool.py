@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import requires_swe
 
 import agentgym
 from agentgym.core.checker import check_env
@@ -97,6 +98,7 @@ def test_function_calling_format_uses_a_python_tool():
         env.close()
 
 
+@requires_swe  # the Docker SDK
 def test_a_broken_sandbox_is_an_observation_not_a_crash(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     env = agentgym.make("agentgym/MathTool-v0", sandbox="docker").unwrapped

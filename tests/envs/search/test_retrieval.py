@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from conftest import requires_dense, requires_pyserini
+from conftest import requires_dense, requires_pyserini, requires_search
 
 from agentgym.envs.search.retrieval import Corpus, make_retriever
 from agentgym.envs.search.retrieval.base import cached_index_dir
@@ -46,7 +46,7 @@ def test_wiki18_parsing_and_other_schema(tmp_path, corpus_file):
         Corpus.load(empty)
 
 
-@pytest.mark.parametrize("kind", ["bm25", "bm25s", "tantivy"])
+@pytest.mark.parametrize("kind", ["bm25", "bm25s", pytest.param("tantivy", marks=requires_search)])
 def test_embedded_engines_rank_and_never_raise(kind, corpus_file, tmp_path):
     retriever = make_retriever(kind, corpus=corpus_file, cache_dir=tmp_path / "cache")
     top = retriever.search("What currency does Peru use?", 2)
@@ -82,6 +82,7 @@ def test_index_is_cached_and_keyed_by_content(tmp_path, corpus_file):
     assert sorted(p.name for p in (cache / "indexes").iterdir() if p.name.startswith(".")) == []  # no tmp left
 
 
+@requires_search
 def test_cache_env_var(tmp_path, corpus_file, monkeypatch):
     monkeypatch.setenv("AGENTGYM_CACHE_DIR", str(tmp_path / "envcache"))
     retriever = make_retriever("tantivy", corpus=corpus_file)

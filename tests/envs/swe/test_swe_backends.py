@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import requires_docker
+from conftest import requires_docker, requires_swe
 from tiny_instance import write_instance
 
 from agentgym.envs.swe.commands import grade_predictions, validate_instances
 from agentgym.envs.swe.env import SWEBenchEnv
+
+pytestmark = requires_swe
 
 BACKENDS = [pytest.param("bwrap", id="bwrap"),
             pytest.param("docker", id="docker", marks=[pytest.mark.docker, requires_docker])]

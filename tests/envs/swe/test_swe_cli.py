@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+from conftest import requires_swe
 from tiny_instance import write_instance
 from typer.testing import CliRunner
 
 from agentgym.cli import app
 from agentgym.errors import DataError
+
+pytestmark = requires_swe
 
 
 def test_validate_and_grade(tmp_path):

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
+import gymnasium as gym
 import pytest
+from conftest import requires_swe
 from tiny_instance import FIXED_OPS, write_instance
 
 import agentgym
 from agentgym.envs.swe.env import SWEBenchEnv
+from agentgym.errors import DependencyNotInstalled
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +38,7 @@ def tool(env, name, **arguments):
     return obs, reward, terminated, info
 
 
+@requires_swe
 def test_oracle_resolves_and_lists_each_test(env):
     obs, info = env.reset(seed=0)
     assert "mean()" in obs and "/work/repo" in obs and {t["function"]["name"] for t in info["tools"]} == {
@@ -49,6 +54,7 @@ def test_oracle_resolves_and_lists_each_test(env):
     assert "calc/ops.py" in details["model_patch"]
 
 
+@requires_swe
 def test_empty_patch_is_not_resolved(env):
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(f"<tool_call>{call('submit')}</tool_call>")
@@ -57,6 +63,7 @@ def test_empty_patch_is_not_resolved(env):
         "tests/test_ops.py::test_mean", "tests/test_ops.py::test_mean_empty"]
 
 
+@requires_swe
 def test_tools_edit_view_search_create_bash_and_a_half_fix(env):
     env.reset(seed=0)
     obs, *_ = tool(env, "view", path="calc/ops.py", start=5, end=7)
@@ -85,6 +92,7 @@ def test_tools_edit_view_search_create_bash_and_a_half_fix(env):
                                        "failure": ["tests/test_ops.py::test_mean_empty"]}
 
 
+@requires_swe
 def test_running_out_of_turns_auto_submits_the_diff(data_dir):
     env = SWEBenchEnv(data=data_dir, max_turns=1)
     try:
@@ -96,6 +104,7 @@ def test_running_out_of_turns_auto_submits_the_diff(data_dir):
         env.close()
 
 
+@requires_swe
 def test_a_patch_in_the_answer_text_is_not_the_prediction(env):
     env.reset(seed=0)
     gold = env.task.gold["patch"]
@@ -103,15 +112,25 @@ def test_a_patch_in_the_answer_text_is_not_the_prediction(env):
     assert terminated and reward == 0.0 and info["verification"]["details"]["model_patch"] == ""
 
 
+@requires_swe
 def test_malformed_calls_are_observations(env):
     env.reset(seed=0)
     _obs, reward, terminated, _, info = env.step('<tool_call>{"name": "edit", "arguments": {"path": 1}}</tool_call>')
     assert info["action_error"] and not terminated and reward == 0.0
 
 
+@requires_swe
 def test_check_env(data_dir):
     env = SWEBenchEnv(data=data_dir)
     try:
         assert agentgym.check_env(env, n_tasks=1)["oracle_solved"]
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("missing, backend", [("swebench", "bwrap"), ("docker", "docker")])
+def test_a_missing_extra_fails_at_make_not_at_submit(monkeypatch, missing, backend):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else find_spec(name, *a))
+    with pytest.raises(DependencyNotInstalled, match=r"Install it with: pip install 'agentgym-suite\[swe\]'"):
+        gym.make("agentgym/SWEBench-v0", backend=backend)

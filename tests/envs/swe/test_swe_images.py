@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import requires_docker
+from conftest import import_or_skip, requires_docker, requires_swe
 from swebench_image import build_image, write_official_row
 
-import docker
 from agentgym.envs.swe.commands import grade_predictions
 from agentgym.envs.swe.env import SWEBenchEnv
 from agentgym.envs.swe.grading import swebench_spec
 from agentgym.errors import ConfigError, DataError
 
-pytestmark = [pytest.mark.docker, requires_docker]
+docker = import_or_skip("docker", "swe")  # the Docker SDK
+pytestmark = [pytest.mark.docker, requires_docker, requires_swe]
 
 IMAGE = "swebench/sweb.eval.x86_64.calc_1776_calc-1:latest"  # the name swebench derives for calc__calc-1
 

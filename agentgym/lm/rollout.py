@@ -33,7 +33,8 @@ from typing import Any, Literal, Protocol
 
 from agentgym.errors import ConfigError
 
-__all__ = ["ChatGlue", "Episode", "Generator", "TaskSpec", "TransformersGenerator", "Turn", "play_episodes"]
+__all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "TransformersGenerator", "Turn",
+           "action_stop_strings", "play_episodes"]
 
 ObservationStyle = Literal["append", "chat"]
 _CONTENT = "AGENTGYM-SENTINEL-CONTENT"
@@ -89,6 +90,18 @@ class Episode:
     #: the sampler's log-probability of each completion token (0.0 for masked ones), when the backend reports
     #: them (vLLM: TRL corrects for the sampler/trainer mismatch with them); None when it does not
     logprobs: list[float] | None = field(default_factory=list)
+    #: the task prompt and each observation as text (the eval's transcript), and the env's last ``info``
+    prompt: str = ""
+    observations: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    #: tokens the model was conditioned on, summed over its turns (what a chat API bills as prompt tokens)
+    context_tokens: int = 0
+    #: why the episode failed (an exception from the env: the RolloutError boundary), or None; reward 0
+    error: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated or self.error is not None
 
     def add(self, ids: Sequence[int], model: bool, logprobs: Sequence[float] | None = None) -> None:
         self.completion_ids.extend(ids)
@@ -178,6 +191,38 @@ class ChatGlue:
         return self._ids(close + prefix) + self._ids(observation, literal=True) + self._ids(suffix)
 
 
+class StopOnText:
+    """A ``generate`` stopping criterion: stop once the new text contains any of ``stops``.
+
+    Decodes only the last few tokens each step (a stop string of n characters spans
+    at most n tokens), which costs microseconds; transformers' own ``stop_strings``
+    re-derives a table over the whole vocabulary on every call (1-2 s a call here).
+    """
+
+    def __init__(self, tokenizer: Any, *, prompt_tokens: int, stops: Sequence[str]) -> None:
+        self.tokenizer = tokenizer
+        self.prompt_tokens = prompt_tokens
+        self.stops = stops
+        self.window = max(len(s) for s in stops) + 2
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        start = max(self.prompt_tokens, input_ids.shape[1] - self.window)
+        done = [any(s in self.tokenizer.decode(row[start:].tolist()) for s in self.stops) for row in input_ids]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def action_stop_strings(info: dict[str, Any], env: Any = None) -> tuple[str, ...]:
+    """Where a model's turn ends for the ``tags`` format: after the first closing tool or answer tag."""
+    if info.get("format") != "tags":
+        return ()
+    # a RemoteEnv has no action_format: its answer tag is the default one
+    answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
+    names = [t.get("function", t).get("name") for t in info.get("tools") or []]
+    return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
+
+
 def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id: int | None) -> tuple[int, bool, bool]:
     """Where a generated row ends: (length, ended with end-of-turn, stopped at a stop string)."""
     for i, token in enumerate(ids):
@@ -190,22 +235,35 @@ def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id
     return len(ids), False, False
 
 
+class _Progress:
+    """A ``generate`` stopping criterion that never stops: it reports the tokens generated so far."""
+
+    def __init__(self, report: Callable[[int, int], None], *, prompt_tokens: int, max_new_tokens: int) -> None:
+        self.report, self.prompt_tokens, self.max_new_tokens = report, prompt_tokens, max_new_tokens
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        self.report(input_ids.shape[1] - self.prompt_tokens, self.max_new_tokens)
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+
 class TransformersGenerator:
     """Sampled turns from a ``transformers`` causal LM, a batch of contexts at a time (left-padded)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
-                 top_k: int = 0) -> None:
+                 top_k: int = 0, on_token: Callable[[int, int], None] | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.temperature = temperature
         self.top_p = top_p
         self.top_k = top_k
+        #: called as (tokens generated so far, max_new_tokens) after each generated token: live progress
+        self.on_token = on_token
 
     def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
                  seed: int) -> list[Turn]:
         import torch
-
-        from agentgym.eval.models import StopOnText
 
         tokenizer = self.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -219,8 +277,13 @@ class TransformersGenerator:
             kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
         else:
             kwargs.update(do_sample=False)
+        criteria: list[Any] = []
         if all_stops:
-            kwargs["stopping_criteria"] = [StopOnText(tokenizer, prompt_tokens=width, stops=all_stops)]
+            criteria.append(StopOnText(tokenizer, prompt_tokens=width, stops=all_stops))
+        if self.on_token is not None:
+            criteria.append(_Progress(self.on_token, prompt_tokens=width, max_new_tokens=max_new_tokens))
+        if criteria:
+            kwargs["stopping_criteria"] = criteria
         was_training = self.model.training
         self.model.eval()
         try:
@@ -251,35 +314,61 @@ class Generator(Protocol):
 
 def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Generator, glue: ChatGlue,
                   *, max_turn_tokens: int = 256, max_completion_tokens: int = 1024, seed: int = 0,
-                  on_turn: Callable[[int], None] | None = None) -> list[Episode]:
-    """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn)."""
-    from agentgym.eval.models import action_stop_strings
+                  on_turn: Callable[[int], None] | None = None,
+                  on_done: Callable[[int, Episode], None] | None = None) -> list[Episode]:
+    """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn).
 
+    An exception from an env (a tool's, the verifier's, a remote server's) ends
+    that episode only, with reward 0 and ``error`` set: one bad rollout never
+    kills the batch. ``on_turn(round)`` runs after every batched turn,
+    ``on_done(i, episode)`` once per episode as soon as it ends.
+    """
     if len(envs) != len(specs):
         raise ConfigError(f"play_episodes needs one env per spec, got {len(envs)} envs for {len(specs)} specs.")
     episodes, infos = [], []
-    for env, spec in zip(envs, specs):
-        observation, info = env.reset(seed=spec.seed, options=spec.reset_options())
-        episodes.append(Episode(spec=spec, prompt_ids=glue.prompt_ids(observation), task_id=info.get("task_id")))
-        infos.append(info)
+
+    def finish(i: int, error: Exception | None = None) -> None:
+        if error is not None:
+            episodes[i].error = f"{type(error).__name__}: {error}"
+            episodes[i].reward, episodes[i].success = 0.0, False
+        if on_done is not None:
+            on_done(i, episodes[i])
+
+    for i, (env, spec) in enumerate(zip(envs, specs)):
+        episodes.append(Episode(spec=spec, prompt_ids=[]))
+        infos.append({})
+        try:
+            observation, info = env.reset(seed=spec.seed, options=spec.reset_options())
+        except Exception as e:  # noqa: BLE001 - the RolloutError boundary
+            finish(i, e)
+            continue
+        episodes[i].prompt_ids, episodes[i].prompt = glue.prompt_ids(observation), observation
+        episodes[i].task_id, episodes[i].info, infos[i] = info.get("task_id"), info, info
     round_no = 0
     while True:
-        live = [i for i, e in enumerate(episodes) if not (e.terminated or e.truncated)]
+        live = [i for i, e in enumerate(episodes) if not e.done]
         if not live:
             return episodes
         budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
         stops = [action_stop_strings(infos[i], getattr(envs[i], "unwrapped", envs[i])) for i in live]
-        turns = generator.generate([episodes[i].prompt_ids + episodes[i].completion_ids for i in live], stops=stops,
-                                   max_new_tokens=max(1, budget), seed=_seed(seed, round_no, *live))
+        contexts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in live]
+        turns = generator.generate(contexts, stops=stops, max_new_tokens=max(1, budget),
+                                   seed=_seed(seed, round_no, *live))
         round_no += 1
-        for i, turn in zip(live, turns):
+        for i, context, turn in zip(live, contexts, turns):
             episode = episodes[i]
+            episode.context_tokens += len(context)
             text = generator.tokenizer.decode(turn.ids, skip_special_tokens=True)
             episode.add(turn.ids, model=True, logprobs=turn.logprobs)
             episode.model_turns.append(list(turn.ids))
             episode.model_texts.append(text)
-            observation, reward, terminated, truncated, info = envs[i].step(text)
-            infos[i] = info
+            try:
+                observation, reward, terminated, truncated, info = envs[i].step(text)
+            except Exception as e:  # noqa: BLE001 - the RolloutError boundary
+                finish(i, e)
+                continue
+            infos[i] = episode.info = info
+            episode.observations.append(observation)
             episode.turns += 1
             episode.tool_calls += len(info.get("tool_calls") or [])
             episode.format_errors += info.get("action_error") is not None
@@ -287,11 +376,13 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
                 episode.terminated, episode.truncated = terminated, truncated
                 episode.reward = float(reward)
                 episode.success = bool((info.get("verification") or {}).get("correct"))
+                finish(i)
                 continue
             role = "tool" if info.get("format") in ("hermes", "json") and info.get("tool_calls") else "user"
             ids = glue.observation_ids(observation, turn_ended=turn.ended, role=role)
             if len(episode.completion_ids) + len(ids) + 1 > max_completion_tokens:
                 episode.truncated, episode.over_budget = True, True
+                finish(i)
                 continue
             episode.add(ids, model=False)
         if on_turn is not None:

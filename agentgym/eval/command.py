@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from agentgym.core.registry import env_info
 from agentgym.errors import ConfigError
 from agentgym.eval.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
@@ -121,9 +122,11 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     every env of the plan (made once here, so a missing extra stops the run with
     its install line) and the results path.
     """
+    suite = request.selection()
+    for entry in suite.entries:
+        env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
     policy = request.make_policy()
     try:
-        suite = request.selection()
         plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}))
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)

@@ -235,24 +235,33 @@ def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id
     return len(ids), False, False
 
 
-class _Progress:
-    """A ``generate`` stopping criterion that never stops: it reports the tokens generated so far."""
+@dataclass
+class _KV:
+    """A batch's key/value cache between turns: row ``i`` holds ``seqs[i]`` (its valid tokens, in order) in the
+    cache slots where ``mask[i]`` is 1; other slots are padding or tokens generated after the row's turn ended."""
 
-    def __init__(self, report: Callable[[int, int], None], *, prompt_tokens: int, max_new_tokens: int) -> None:
-        self.report, self.prompt_tokens, self.max_new_tokens = report, prompt_tokens, max_new_tokens
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        self.report(input_ids.shape[1] - self.prompt_tokens, self.max_new_tokens)
-        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+    cache: Any
+    mask: Any
+    seqs: list[list[int]]
 
 
 class TransformersGenerator:
-    """Sampled turns from a ``transformers`` causal LM, a batch of contexts at a time (left-padded)."""
+    """Turns from a ``transformers`` causal LM, a batch of contexts at a time, with the cache kept across turns.
+
+    A decoding loop of its own rather than ``model.generate``, so that a multi-turn
+    episode never recomputes what the model has already read: the prompt prefix
+    all contexts share is computed once and copied to every row, and each later
+    turn feeds only the tokens a row has not seen (the observation and its chat
+    glue), its earlier tokens staying in the key/value cache. Rows are aligned by
+    padding inside each new block; the attention mask hides padding and the tokens
+    a row generated after its turn ended, and positions count only a row's own
+    tokens, so each row is computed exactly as if it were alone. A call whose
+    contexts do not extend the previous call's rows (a new batch) starts afresh.
+    """
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
-                 top_k: int = 0, on_token: Callable[[int, int], None] | None = None) -> None:
+                 top_k: int = 0, on_token: Callable[[int, int], None] | None = None,
+                 prefill_tokens: int = 8192) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.temperature = temperature
@@ -260,43 +269,157 @@ class TransformersGenerator:
         self.top_k = top_k
         #: called as (tokens generated so far, max_new_tokens) after each generated token: live progress
         self.on_token = on_token
+        #: tokens (all rows together) fed per forward pass while reading prompts and observations: bounds the
+        #: attention's memory, which grows with rows x chunk x cached length
+        self.prefill_tokens = prefill_tokens
+        self._kv: _KV | None = None
+
+    def _pad_id(self) -> int:
+        tokenizer = self.tokenizer
+        return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    def _match(self, contexts: Sequence[Sequence[int]]) -> list[int] | None:
+        """For each context, the row of the previous call it extends (in order), or None for a fresh batch."""
+        if self._kv is None:
+            return None
+        rows, j = [], 0
+        for context in contexts:
+            while j < len(self._kv.seqs) and not (
+                    len(self._kv.seqs[j]) < len(context) and list(context[:len(self._kv.seqs[j])]) == self._kv.seqs[j]):
+                j += 1
+            if j == len(self._kv.seqs):
+                return None
+            rows.append(j)
+            j += 1
+        return rows
+
+    def _forward(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
+        """Feed ``block[i]`` to row ``i`` (left-padded to one width, in chunks); the last position's logits."""
+        import torch
+
+        device = kv.mask.device
+        width = max(len(b) for b in block)
+        ids = torch.tensor([[self._pad_id()] * (width - len(b)) + list(b) for b in block], device=device)
+        new_mask = torch.tensor([[0] * (width - len(b)) + [1] * len(b) for b in block], device=device)
+        start = kv.mask.sum(dim=1, keepdim=True)
+        positions = (start + new_mask.cumsum(dim=1) - 1).clamp(min=0)
+        out, chunk = None, max(32, self.prefill_tokens // len(block))
+        for lo in range(0, width, chunk):
+            hi = min(width, lo + chunk)
+            kv.mask = torch.cat([kv.mask, new_mask[:, lo:hi]], dim=1)
+            out = self.model(input_ids=ids[:, lo:hi], attention_mask=kv.mask, position_ids=positions[:, lo:hi],
+                             past_key_values=kv.cache, use_cache=True, logits_to_keep=1)
+        for seq, tokens in zip(kv.seqs, block):
+            seq.extend(tokens)
+        return out.logits[:, -1, :].float() if logits else None
+
+    def _start(self, contexts: Sequence[Sequence[int]]) -> tuple[_KV, list[list[int]]]:
+        """A fresh cache holding the prefix every context shares (computed once), and each row's remainder."""
+        import torch
+        from transformers import DynamicCache
+
+        shared = min(len(c) for c in contexts) - 1  # every row keeps at least one token to feed
+        first = contexts[0]
+        for context in contexts[1:]:
+            shared = next((k for k in range(shared) if context[k] != first[k]), shared)
+        device = next(self.model.parameters()).device
+        kv = _KV(cache=DynamicCache(config=self.model.config), mask=torch.zeros((1, 0), dtype=torch.long,
+                                                                               device=device), seqs=[[]])
+        if shared > 0:
+            self._forward(kv, [list(first[:shared])], logits=False)
+        if len(contexts) > 1:
+            kv.cache.batch_repeat_interleave(len(contexts))
+            kv.mask = kv.mask.repeat(len(contexts), 1)
+        kv.seqs = [list(first[:shared]) for _ in contexts]
+        return kv, [list(c[shared:]) for c in contexts]
+
+    def _pick(self, logits: Any, generator: Any) -> Any:
+        import torch
+
+        if self.temperature <= 0:
+            return logits.argmax(dim=-1)
+        logits = logits / self.temperature
+        if self.top_k > 0:
+            kth = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        if self.top_p < 1.0:
+            sorted_probs, order = probs.sort(dim=-1, descending=True)
+            # keep the smallest set whose mass reaches top_p (the most likely token always stays)
+            drop = sorted_probs.cumsum(dim=-1) - sorted_probs > self.top_p
+            sorted_probs = sorted_probs.masked_fill(drop, 0.0)
+            probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
     def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
                  seed: int) -> list[Turn]:
         import torch
 
-        tokenizer = self.tokenizer
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        width = max(len(c) for c in contexts)
-        device = next(self.model.parameters()).device
-        input_ids = torch.tensor([[pad] * (width - len(c)) + list(c) for c in contexts], device=device)
-        attention = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
-        all_stops = sorted({s for row in stops for s in row})
-        kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": pad}
-        if self.temperature > 0:
-            kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
-        else:
-            kwargs.update(do_sample=False)
-        criteria: list[Any] = []
-        if all_stops:
-            criteria.append(StopOnText(tokenizer, prompt_tokens=width, stops=all_stops))
-        if self.on_token is not None:
-            criteria.append(_Progress(self.on_token, prompt_tokens=width, max_new_tokens=max_new_tokens))
-        if criteria:
-            kwargs["stopping_criteria"] = criteria
+        tokenizer, eos = self.tokenizer, self.tokenizer.eos_token_id
         was_training = self.model.training
         self.model.eval()
         try:
-            torch.manual_seed(seed)
             with torch.no_grad():
-                out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+                rows = self._match(contexts)
+                if rows is None:
+                    kv, block = self._start(contexts)
+                else:
+                    kv = self._kv  # type: ignore[assignment]
+                    if rows != list(range(len(kv.seqs))):
+                        index = torch.tensor(rows, device=kv.mask.device)
+                        kv.cache.batch_select_indices(index)
+                        kv.mask, kv.seqs = kv.mask[index], [kv.seqs[r] for r in rows]
+                    block = [list(c[len(s):]) for c, s in zip(contexts, kv.seqs)]
+                self._kv = None  # a failure below leaves no half-updated cache behind
+                logits = self._forward(kv, block, logits=True)
+                generator = torch.Generator(device=logits.device).manual_seed(seed)
+                turns = self._decode(kv, logits, stops, max_new_tokens, generator, eos)
+                self._kv = kv
         finally:
             self.model.train(was_training)
-        turns = []
-        for row, row_stops in zip(out[:, width:].tolist(), stops):
-            end, ended, stopped = _stop_index(tokenizer, row, row_stops, tokenizer.eos_token_id)
-            turns.append(Turn(ids=row[:end], ended=ended, stopped=stopped))
         return turns
+
+    def _decode(self, kv: _KV, logits: Any, stops: Sequence[Sequence[str]], max_new_tokens: int, generator: Any,
+                eos: int | None) -> list[Turn]:
+        import torch
+
+        n = len(kv.seqs)
+        generated: list[list[int]] = [[] for _ in range(n)]
+        ended, stopped, live = [False] * n, [False] * n, [True] * n
+        for step in range(max_new_tokens):
+            picked = self._pick(logits, generator).tolist()
+            for i in range(n):
+                if not live[i]:
+                    continue
+                generated[i].append(picked[i])
+                if eos is not None and picked[i] == eos:
+                    ended[i], live[i] = True, False
+                elif stops[i] and any(s in self.tokenizer.decode(generated[i][-24:]) for s in stops[i]):
+                    stopped[i], live[i] = True, False
+            if self.on_token is not None:
+                self.on_token(step + 1, max_new_tokens)
+            if not any(live) or step + 1 == max_new_tokens:
+                break
+            # every row takes a token; a finished row's is padding, hidden from every later position
+            feed = [[picked[i]] if live[i] or len(generated[i]) == step + 1 else [self._pad_id()] for i in range(n)]
+            was_live = [live[i] or len(generated[i]) == step + 1 for i in range(n)]
+            logits = self._step(kv, feed, was_live)
+        return [Turn(ids=generated[i], ended=ended[i], stopped=stopped[i]) for i in range(n)]
+
+    def _step(self, kv: _KV, feed: list[list[int]], valid: list[bool]) -> Any:
+        import torch
+
+        device = kv.mask.device
+        ids = torch.tensor(feed, device=device)
+        step_mask = torch.tensor([[1 if v else 0] for v in valid], device=device)
+        positions = kv.mask.sum(dim=1, keepdim=True)
+        kv.mask = torch.cat([kv.mask, step_mask], dim=1)
+        out = self.model(input_ids=ids, attention_mask=kv.mask, position_ids=positions, past_key_values=kv.cache,
+                         use_cache=True, logits_to_keep=1)
+        for seq, tokens, v in zip(kv.seqs, feed, valid):
+            if v:
+                seq.extend(tokens)
+        return out.logits[:, -1, :].float()
 
 
 def _seed(*parts: Any) -> int:

@@ -120,6 +120,9 @@ class DockerSandbox(ZygoteSandbox):
             import docker
         except ImportError as e:
             raise DependencyNotInstalled("The Docker SDK", "pip install 'agentgym-suite[swe]'  (docker>=7)") from e
+        if not hasattr(docker, "from_env"):  # a folder named docker/ on sys.path (this repository has one)
+            raise DependencyNotInstalled("The Docker SDK (found only a folder named docker)",
+                                         "pip install 'agentgym-suite[swe]'  (docker>=7)")
         self.image = image or os.environ.get("AGENTGYM_SANDBOX_IMAGE", "python:3.11-slim")
         self.python = python
         self.cpus = cpus

@@ -33,22 +33,23 @@ def policy():
     return make_model_policy("smollm2", sampling=Sampling(max_tokens=16))
 
 
-def _count_generate(monkeypatch, policy):
-    model, _ = policy.load()
+def _count_generate(monkeypatch):
+    from agentgym.lm.rollout import TransformersGenerator
+
     calls = []
-    original = model.generate
+    original = TransformersGenerator.generate
 
-    def counting(*args, **kwargs):
-        calls.append(kwargs["input_ids"].shape[0])
-        return original(*args, **kwargs)
+    def counting(self, contexts, **kwargs):
+        calls.append(len(contexts))
+        return original(self, contexts, **kwargs)
 
-    monkeypatch.setattr(model, "generate", counting)
+    monkeypatch.setattr(TransformersGenerator, "generate", counting)
     return calls
 
 
 def test_a_model_plays_its_episodes_in_lockstep(monkeypatch, policy, tmp_path):
     plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 5, {"max_turns": 2})], seed=0)
-    calls = _count_generate(monkeypatch, policy)
+    calls = _count_generate(monkeypatch)
     progress: list[BatchProgress] = []
     written: list[EpisodeResult] = []
     results = run_plan(plan, lambda: policy, batch_size=3, results_path=tmp_path / "run.jsonl",

@@ -85,7 +85,20 @@ def test_every_registered_env_is_in_the_full_suite():
     # core: every text env but ALFWorld, whose 50-turn episodes would add minutes to the main job
     text_only = {info.id for info in ENVS if "browser" not in info.extras} - {"agentgym/ALFWorld-v0"}
     assert {e.env_id for e in SUITES["core"].entries} == text_only
-    assert all(e.episodes == 5 and e.env_kwargs["max_turns"] <= 8 for e in SUITES["core"].entries)
+    # at least 30 episodes an entry (a useful interval), short episodes, and the arithmetic rung small models climb
+    assert all(e.episodes >= 30 and e.env_kwargs["max_turns"] <= 6 for e in SUITES["core"].entries)
+    assert "agentgym/MathTool-v0[arithmetic]" in {e.label for e in SUITES["core"].entries}
+    assert "agentgym/PyCode-v0[humaneval]" in {e.label for e in SUITES["full"].entries}
+
+
+def test_named_entries_and_the_envs_default_split():
+    with pytest.raises(ConfigError, match="give each a name"):
+        Suite("two", "1", (SuiteEntry(SEARCH, "test", 2), SuiteEntry(SEARCH, "test", 2, {"topk": 2})))
+    entries = (SuiteEntry(SEARCH, None, 2), SuiteEntry(SEARCH, "train", 2, {"topk": 2}, name="top2"))
+    plan = plan_episodes(Suite("two", "1", entries), seed=0)
+    assert [(p.entry, p.split) for p in plan] == [(SEARCH, "test")] * 2 + [(f"{SEARCH}[top2]", "train")] * 2
+    with pytest.raises(ConfigError, match="short lower-case word"):
+        SuiteEntry(SEARCH, name="Top 2")
 
 
 def test_unknown_suite_suggests_the_close_name():
@@ -118,10 +131,11 @@ def test_plan_is_deterministic_and_cycles_tasks():
 def test_full_suite_resolves_to_the_whole_test_split():
     plan = plan_episodes(get_suite("full"), seed=0)
     for entry in SUITES["full"].entries:
-        n_tasks = len(agentgym.make(entry.env_id).unwrapped.tasks.tasks(entry.split))
-        planned = [p for p in plan if p.env_id == entry.env_id]
+        n_tasks = len(agentgym.make(entry.env_id, **entry.env_kwargs).unwrapped.tasks.tasks(entry.split))
+        planned = [p for p in plan if p.entry == entry.label]
         assert sorted(p.task_index for p in planned) == list(range(n_tasks))
-    assert {(p.suite, p.suite_version) for p in plan} == {("full", "3")}
+    assert {(p.suite, p.suite_version) for p in plan} == {("full", "4")}
+    assert len([p for p in plan if p.entry == "agentgym/PyCode-v0[humaneval]"]) == 164
 
 
 # ---------------------------------------------------------------- running
@@ -144,7 +158,7 @@ def test_results_carry_provenance(tmp_path):
     sampling = Sampling(temperature=0.7, seed=1)
 
     result, _ = run_plan(plan, lambda: ScriptedChat(sampling=sampling), results_path=tmp_path / "r.jsonl")
-    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "2"
+    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "3"
     assert result.model == "scripted-model-1" and result.sampling == sampling.as_dict()
     assert result.prompt_tokens > 0 and result.completion_tokens > 0 and result.remote is None
     assert result.agentgym_version == agentgym.__version__

@@ -26,7 +26,9 @@ conversation with sentinel contents, so any chat model works.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -235,6 +237,58 @@ def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id
     return len(ids), False, False
 
 
+def _growing_cache(config: Any) -> Any:
+    """A ``DynamicCache`` whose layers append into spare capacity instead of re-concatenating.
+
+    transformers' ``DynamicLayer`` appends a token with ``torch.cat``: every decoding
+    step copies the whole cache of every layer (gigabytes a step for 30 rows of long
+    SWE-bench contexts, and as many fresh page-faulted allocations). Growing by
+    doubling makes appending amortised O(new tokens); the layer hands out views.
+    """
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    cache = DynamicCache(config=config)
+    layers = getattr(cache, "layers", None)
+    if layers and all(type(layer) is DynamicLayer for layer in layers):
+        grow = _growing_layer_class()
+        cache.layers = [grow() for _ in layers]
+    return cache
+
+
+@functools.cache
+def _growing_layer_class() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class GrowingLayer(DynamicLayer):
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            import torch
+
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            have = self.get_seq_length()
+            total = have + key_states.shape[-2]
+            buffers = getattr(self, "_buffers", None)
+            # the buffers are still ours unless batch_select_indices / batch_repeat_interleave replaced the views
+            if (buffers is None or have == 0 or self.keys.data_ptr() != buffers[0].data_ptr()
+                    or buffers[0].shape[0] != key_states.shape[0] or total > buffers[0].shape[-2]):
+                capacity = max(64, 2 * total)
+                grown = []
+                for old, new in ((self.keys, key_states), (self.values, value_states)):
+                    shape = (*new.shape[:-2], capacity, new.shape[-1])
+                    buffer = torch.empty(shape, dtype=new.dtype, device=new.device)
+                    if have:
+                        buffer[..., :have, :].copy_(old)
+                    grown.append(buffer)
+                buffers = self._buffers = tuple(grown)
+            buffers[0][..., have:total, :].copy_(key_states)
+            buffers[1][..., have:total, :].copy_(value_states)
+            self.keys, self.values = buffers[0][..., :total, :], buffers[1][..., :total, :]
+            return self.keys, self.values
+
+    return GrowingLayer
+
+
 @dataclass
 class _KV:
     """A batch's key/value cache between turns: row ``i`` holds ``seqs[i]`` (its valid tokens, in order) in the
@@ -273,6 +327,9 @@ class TransformersGenerator:
         #: attention's memory, which grows with rows x chunk x cached length
         self.prefill_tokens = prefill_tokens
         self._kv: _KV | None = None
+        # transformers 5.x names the forward's cache argument ``cache`` (``past_key_values`` is deprecated)
+        forward = inspect.signature(model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in forward else "past_key_values"
 
     def _pad_id(self) -> int:
         tokenizer = self.tokenizer
@@ -308,7 +365,7 @@ class TransformersGenerator:
             hi = min(width, lo + chunk)
             kv.mask = torch.cat([kv.mask, new_mask[:, lo:hi]], dim=1)
             out = self.model(input_ids=ids[:, lo:hi], attention_mask=kv.mask, position_ids=positions[:, lo:hi],
-                             past_key_values=kv.cache, use_cache=True, logits_to_keep=1)
+                             use_cache=True, logits_to_keep=1, **{self._cache_kwarg: kv.cache})
         for seq, tokens in zip(kv.seqs, block):
             seq.extend(tokens)
         return out.logits[:, -1, :].float() if logits else None
@@ -316,14 +373,13 @@ class TransformersGenerator:
     def _start(self, contexts: Sequence[Sequence[int]]) -> tuple[_KV, list[list[int]]]:
         """A fresh cache holding the prefix every context shares (computed once), and each row's remainder."""
         import torch
-        from transformers import DynamicCache
 
         shared = min(len(c) for c in contexts) - 1  # every row keeps at least one token to feed
         first = contexts[0]
         for context in contexts[1:]:
             shared = next((k for k in range(shared) if context[k] != first[k]), shared)
         device = next(self.model.parameters()).device
-        kv = _KV(cache=DynamicCache(config=self.model.config), mask=torch.zeros((1, 0), dtype=torch.long,
+        kv = _KV(cache=_growing_cache(self.model.config), mask=torch.zeros((1, 0), dtype=torch.long,
                                                                                device=device), seqs=[[]])
         if shared > 0:
             self._forward(kv, [list(first[:shared])], logits=False)
@@ -414,8 +470,8 @@ class TransformersGenerator:
         step_mask = torch.tensor([[1 if v else 0] for v in valid], device=device)
         positions = kv.mask.sum(dim=1, keepdim=True)
         kv.mask = torch.cat([kv.mask, step_mask], dim=1)
-        out = self.model(input_ids=ids, attention_mask=kv.mask, position_ids=positions, past_key_values=kv.cache,
-                         use_cache=True, logits_to_keep=1)
+        out = self.model(input_ids=ids, attention_mask=kv.mask, position_ids=positions, use_cache=True,
+                         logits_to_keep=1, **{self._cache_kwarg: kv.cache})
         for seq, tokens, v in zip(kv.seqs, feed, valid):
             if v:
                 seq.extend(tokens)

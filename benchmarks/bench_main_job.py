@@ -1,0 +1,96 @@
+"""Wall-clock of the main job: `agentgym eval` on its defaults, from an empty results file, model load included.
+
+    python benchmarks/bench_main_job.py [--json out.json] [--baseline-episodes 4] [-- extra eval args]
+
+Runs the installed `agentgym` command in a fresh directory exactly as the README
+types it, watches the results file as episodes land, and prints the total
+(target: <= 480 s on 2 cores) and when each suite entry finished. With
+``--baseline-episodes N`` it then times, in the same run, N episodes of every entry
+played one at a time (``--batch-size 1``, the path before batching) against the
+same N batched, and prints the ratio: the speed-up batching buys on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+TARGET_S = 480.0
+
+
+def _entry(line: str) -> str | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record.get("entry") or record.get("env_id")
+
+
+def timed_eval(args: list[str], workdir: Path) -> tuple[float, dict[str, float], Counter[str], int]:
+    """Run `agentgym eval ARGS` in ``workdir``; (seconds, entry -> seconds when its last episode landed, counts, rc)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(["agentgym", "eval", *args], cwd=workdir, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    seen: Counter[str] = Counter()
+    last: dict[str, float] = {}
+    read = 0
+    while True:
+        finished = proc.poll() is not None
+        for path in sorted(workdir.glob("results/*.jsonl")):
+            lines = path.read_text().splitlines()[read:]
+            read += len(lines)
+            for line in lines:
+                entry = _entry(line)
+                if entry:
+                    seen[entry] += 1
+                    last[entry] = time.perf_counter() - start
+        if finished:
+            break
+        time.sleep(0.5)
+    total = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stderr.read() if proc.stderr else "")
+    return total, last, seen, proc.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--baseline-episodes", type=int, default=0,
+                        help="time N episodes per entry unbatched vs batched (0: skip)")
+    parser.add_argument("extra", nargs="*", help="more `agentgym eval` arguments (after --)")
+    ns = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-main-job-") as tmp:
+        total, last, seen, rc = timed_eval(ns.extra, Path(tmp))
+    print(f"agentgym eval {' '.join(ns.extra)}".rstrip() + f": {total:.0f} s (target <= {TARGET_S:.0f} s), exit {rc}")
+    previous = 0.0
+    for entry, at in sorted(last.items(), key=lambda item: item[1]):
+        print(f"  {entry:<40} {seen[entry]:>4} episodes  done at {at:6.0f} s  ({at - previous:5.0f} s)")
+        previous = at
+    figures: dict[str, object] = {"main_job_s": round(total, 1), "target_s": TARGET_S, "exit": rc,
+                                  "entries": {e: {"episodes": seen[e], "done_at_s": round(t, 1)}
+                                              for e, t in last.items()}}
+    if ns.baseline_episodes:
+        n = str(ns.baseline_episodes)
+        runs = {}
+        for name, batch in (("unbatched", "1"), ("batched", "32")):
+            with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
+                seconds, _, counted, _ = timed_eval([*ns.extra, "--episodes", n, "--batch-size", batch], Path(tmp))
+            runs[name] = seconds
+            print(f"  {name:<10} {sum(counted.values()):>4} episodes ({n} per entry): {seconds:.0f} s")
+        ratio = runs["unbatched"] / runs["batched"]
+        print(f"  batched is {ratio:.2f}x faster than one episode at a time on the same episodes")
+        figures["baseline"] = {**runs, "episodes_per_entry": ns.baseline_episodes, "speedup": round(ratio, 2)}
+    if ns.json:
+        ns.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

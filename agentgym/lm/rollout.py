@@ -298,6 +298,102 @@ class _KV:
     mask: Any
     seqs: list[list[int]]
 
+    def replace(self, other: _KV) -> None:
+        self.cache, self.mask, self.seqs = other.cache, other.mask, other.seqs
+
+
+def _layers(cache: Any) -> list[Any] | None:
+    """The cache's per-layer objects (``.keys``/``.values`` of shape rows x heads x slots x dim), where the installed
+    transformers has them; None disables what needs them (parking, compaction) and nothing else."""
+    layers = getattr(cache, "layers", None)
+    if not layers or not all(getattr(layer, "keys", None) is not None and layer.keys.dim() == 4 for layer in layers):
+        return None
+    return layers
+
+
+def _with_slots(kv: _KV, rows: Any, slots: Any | None = None) -> _KV:
+    """A new cache of ``rows`` (an index tensor); with ``slots`` (rows x width), each row keeps only those slots."""
+    import torch
+
+    cache = _growing_cache(None)
+    cache.layers = []
+    for layer in _layers(kv.cache) or ():
+        fresh = _growing_layer_class()()
+        keys, values = layer.keys[rows], layer.values[rows]
+        if slots is not None:
+            index = slots[:, None, :, None].expand(-1, keys.shape[1], -1, keys.shape[3])
+            keys, values = keys.gather(2, index), values.gather(2, index)
+        fresh.lazy_initialization(keys, values)
+        fresh.keys, fresh.values = keys, values
+        cache.layers.append(fresh)
+    mask = kv.mask[rows] if slots is None else kv.mask[rows].gather(1, slots)
+    return _KV(cache=cache, mask=mask, seqs=[kv.seqs[r] for r in rows.tolist()])
+
+
+def _take(kv: _KV, rows: list[int], *, copy: bool) -> _KV:
+    """The batch rows ``rows`` of ``kv`` (``copy=False``: in the same cache object, through transformers' select)."""
+    import torch
+
+    index = torch.tensor(rows, device=kv.mask.device)
+    if copy:
+        return _with_slots(kv, index)
+    kv.cache.batch_select_indices(index)
+    return _KV(cache=kv.cache, mask=kv.mask[index], seqs=[kv.seqs[r] for r in rows])
+
+
+def _compact(kv: _KV) -> None:
+    """Drop the slots no row uses: each row's valid slots move, in order, to the right end of a cache as wide as
+    the longest row. Keys carry their rotary positions already, so where a slot sits does not change attention."""
+    import torch
+
+    if _layers(kv.cache) is None:
+        return
+    width = int(kv.mask.sum(dim=1).max())
+    if width == kv.mask.shape[1]:
+        return
+    # a stable sort puts each row's empty slots first and its valid ones after, both in order
+    slots = torch.sort(kv.mask, dim=1, stable=True).indices[:, -width:]
+    rows = torch.arange(len(kv.seqs), device=kv.mask.device)
+    compacted = _with_slots(kv, rows, slots)
+    for layer, fresh in zip(kv.cache.layers, compacted.cache.layers):
+        layer.keys, layer.values = fresh.keys, fresh.values
+    kv.mask = compacted.mask
+
+
+def _buckets(lengths: list[int], *, slack: float = 0.25, tokens: int = 32) -> list[list[int]]:
+    """Rows grouped by length, longest first: a row joins a bucket when padding it to the bucket's longest costs at
+    most ``slack`` of that length or ``tokens`` tokens (less than a forward pass's fixed cost)."""
+    buckets: list[list[int]] = []
+    for row in sorted(range(len(lengths)), key=lambda r: -lengths[r]):
+        if buckets and lengths[buckets[-1][0]] - lengths[row] <= max(tokens, slack * lengths[buckets[-1][0]]):
+            buckets[-1].append(row)
+        else:
+            buckets.append([row])
+    return [sorted(bucket) for bucket in buckets]
+
+
+def _merge(groups: list[tuple[list[int], _KV]], n: int) -> _KV:
+    """One cache of ``n`` rows from groups of (original rows, cache), each padded on the right to the widest."""
+    import torch
+    import torch.nn.functional as F
+
+    width = max(kv.mask.shape[1] for _, kv in groups)
+    order = [r for rows, _ in groups for r in rows]
+    back = torch.tensor(sorted(range(n), key=order.__getitem__), device=groups[0][1].mask.device)
+
+    def padded(t: Any, dim_from_end: int) -> Any:
+        missing = width - t.shape[-dim_from_end]
+        return F.pad(t, (0, 0) * (dim_from_end - 1) + (0, missing)) if missing else t
+
+    target = groups[-1][1]
+    for index, layer in enumerate(_layers(target.cache) or ()):
+        parts = [_layers(kv.cache)[index] for _, kv in groups]  # type: ignore[index]
+        layer.keys = torch.cat([padded(p.keys, 2) for p in parts])[back]
+        layer.values = torch.cat([padded(p.values, 2) for p in parts])[back]
+    mask = torch.cat([padded(kv.mask, 1) for _, kv in groups])[back]
+    seqs = [kv.seqs[k] for _, kv in groups for k in range(len(kv.seqs))]
+    return _KV(cache=target.cache, mask=mask, seqs=[seqs[b] for b in back.tolist()])
+
 
 class TransformersGenerator:
     """Turns from a ``transformers`` causal LM, a batch of contexts at a time, with the cache kept across turns.
@@ -351,7 +447,28 @@ class TransformersGenerator:
         return rows
 
     def _forward(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
-        """Feed ``block[i]`` to row ``i`` (left-padded to one width, in chunks); the last position's logits."""
+        """Feed ``block[i]`` to row ``i``; the last position's logits.
+
+        Rows are fed in buckets of similar length, so that a short observation is not padded to the longest one
+        (reading a token costs the same alone as in a batch; padding costs as much as a token).
+        """
+        import torch
+
+        buckets = _buckets([len(b) for b in block])
+        if len(buckets) == 1 or _layers(kv.cache) is None:
+            return self._forward_padded(kv, block, logits=logits)
+        groups, rows_logits = [], [None] * len(block)
+        for rows in buckets:
+            sub = _take(kv, rows, copy=True)
+            out = self._forward_padded(sub, [block[r] for r in rows], logits=logits)
+            groups.append((rows, sub))
+            for k, r in enumerate(rows):
+                rows_logits[r] = out[k] if logits else None
+        kv.replace(_merge(groups, len(block)))
+        return torch.stack(rows_logits) if logits else None  # type: ignore[arg-type]
+
+    def _forward_padded(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
+        """Feed ``block[i]`` to row ``i``, left-padded to one width, in chunks; the last position's logits."""
         import torch
 
         device = kv.mask.device
@@ -425,6 +542,7 @@ class TransformersGenerator:
                         index = torch.tensor(rows, device=kv.mask.device)
                         kv.cache.batch_select_indices(index)
                         kv.mask, kv.seqs = kv.mask[index], [kv.seqs[r] for r in rows]
+                    _compact(kv)
                     block = [list(c[len(s):]) for c, s in zip(contexts, kv.seqs)]
                 self._kv = None  # a failure below leaves no half-updated cache behind
                 logits = self._forward(kv, block, logits=True)
@@ -437,18 +555,19 @@ class TransformersGenerator:
 
     def _decode(self, kv: _KV, logits: Any, stops: Sequence[Sequence[str]], max_new_tokens: int, generator: Any,
                 eos: int | None) -> list[Turn]:
-        import torch
-
+        """Generate until every row stops; rows whose turn ended leave the batch (parked) once they are half of it,
+        so a few long answers do not make every finished row pay for each step, and come back at the end."""
         n = len(kv.seqs)
         generated: list[list[int]] = [[] for _ in range(n)]
         ended, stopped, live = [False] * n, [False] * n, [True] * n
+        active, parked = list(range(n)), []  # the original row of each batch row; the rows set aside
         for step in range(max_new_tokens):
             picked = self._pick(logits, generator).tolist()
-            for i in range(n):
+            for j, i in enumerate(active):
                 if not live[i]:
                     continue
-                generated[i].append(picked[i])
-                if eos is not None and picked[i] == eos:
+                generated[i].append(picked[j])
+                if eos is not None and picked[j] == eos:
                     ended[i], live[i] = True, False
                 elif stops[i] and any(s in self.tokenizer.decode(generated[i][-24:]) for s in stops[i]):
                     stopped[i], live[i] = True, False
@@ -456,10 +575,19 @@ class TransformersGenerator:
                 self.on_token(step + 1, max_new_tokens)
             if not any(live) or step + 1 == max_new_tokens:
                 break
-            # every row takes a token; a finished row's is padding, hidden from every later position
-            feed = [[picked[i]] if live[i] or len(generated[i]) == step + 1 else [self._pad_id()] for i in range(n)]
-            was_live = [live[i] or len(generated[i]) == step + 1 for i in range(n)]
-            logits = self._step(kv, feed, was_live)
+            # a row whose turn ended this step still takes its last token; one that ended earlier takes padding
+            fed = [live[i] or len(generated[i]) == step + 1 for i in active]
+            idle = [j for j, f in enumerate(fed) if not f]
+            if _layers(kv.cache) is not None and len(idle) >= max(1, len(active) // 2):
+                keep = [j for j, f in enumerate(fed) if f]
+                parked.append(([active[j] for j in idle], _take(kv, idle, copy=True)))
+                kv.replace(_take(kv, keep, copy=False))
+                active = [active[j] for j in keep]
+                picked, fed = [picked[j] for j in keep], [True] * len(keep)
+            feed = [[picked[j]] if f else [self._pad_id()] for j, f in enumerate(fed)]
+            logits = self._step(kv, feed, fed)
+        if parked:
+            kv.replace(_merge([*parked, (active, kv)], n))
         return [Turn(ids=generated[i], ended=ended[i], stopped=stopped[i]) for i in range(n)]
 
     def _step(self, kv: _KV, feed: list[list[int]], valid: list[bool]) -> Any:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from conftest import requires_extra
-
-pytestmark = requires_extra("eval")
+from conftest import requires_extra, requires_smollm2
 
 
+
+
+@requires_extra("eval")
 def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats():
     import torch
     from transformers import DynamicCache, LlamaConfig
@@ -38,3 +39,52 @@ def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats
     buffer = grown.layers[0]._buffers[0].data_ptr()
     grown.update(torch.randn(2, 2, 1, 16), torch.randn(2, 2, 1, 16), 0)
     assert grown.layers[0]._buffers[0].data_ptr() == buffer
+
+
+@requires_smollm2
+def test_rows_parked_and_compacted_across_turns_generate_what_each_row_generates_alone(monkeypatch):
+    """Three turns of five rows that stop at different times and read observations of different lengths (so
+    finished rows are parked mid-turn, observations read in buckets, the cache compacted between turns) give,
+    greedily, exactly the tokens each row gives in a batch of its own."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agentgym.lm.local import resolve_model
+    from agentgym.lm import rollout
+    from agentgym.lm.rollout import TransformersGenerator
+
+    merges, compactions, buckets = [], [], []
+    merge, compact = rollout._merge, rollout._compact
+    monkeypatch.setattr(rollout, "_merge", lambda groups, n: merges.append(len(groups)) or merge(groups, n))
+    monkeypatch.setattr(rollout, "_compact", lambda kv: compactions.append(kv.mask.shape) or compact(kv))
+    bucket = rollout._buckets
+    monkeypatch.setattr(rollout, "_buckets", lambda lengths: buckets.append(bucket(lengths)) or buckets[-1])
+
+    torch.set_num_threads(1)
+    path = resolve_model("smollm2")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    prompts = ["Count from one to twenty in words.", "What is 2+2? Answer in one word.", "Name a colour.",
+               "Write a haiku about the sea.", "Say yes."]
+    stops = [(), (".",), (",",), (), ("\n",)]
+    observations = ["\nObservation: thanks, go on. " * 20, "\nok, the tool says: " + "1 2 3 4 5 6 7 8 9 " * 10]
+
+    def play(rows: list[int]) -> list[list[list[int]]]:
+        generator = TransformersGenerator(model, tokenizer, temperature=0)
+        contexts = [tokenizer(tokenizer.apply_chat_template([{"role": "user", "content": prompts[r]}], tokenize=False,
+                                                            add_generation_prompt=True))["input_ids"] for r in rows]
+        turns: list[list[list[int]]] = [[] for _ in rows]
+        for turn in range(3):
+            out = generator.generate(contexts, stops=[stops[r] for r in rows], max_new_tokens=24, seed=0)
+            for k, t in enumerate(out):
+                turns[k].append(t.ids)
+                extra = tokenizer(observations[(rows[k] + turn) % 2], add_special_tokens=False)["input_ids"]
+                contexts[k] = [*contexts[k], *t.ids, *extra[: 3 + 40 * rows[k]]]
+        return turns
+
+    together = play(list(range(len(prompts))))
+    # finished rows were parked mid-turn and brought back, the cache compacted between turns, observations of
+    # different lengths read in separate buckets
+    assert merges and compactions and any(len(b) > 1 for b in buckets), (merges, compactions, buckets)
+    for r in range(len(prompts)):
+        assert play([r]) == [together[r]], f"row {r} differs"

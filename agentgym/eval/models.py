@@ -72,6 +72,10 @@ def _load_uncached(model: str, gguf_file: str | None, device: str, dtype: Any) -
     if gguf_file and os.path.isdir(model) and not os.path.isfile(where):
         raise PolicyError(f"No GGUF file {gguf_file!r} in {model!r}.")
     kwargs: dict[str, Any] = {"local_files_only": True, **({"gguf_file": gguf_file} if gguf_file else {})}
+    from transformers.utils import logging as transformers_logging
+
+    # the eval draws its own progress; transformers' per-load weight bar would interleave with it
+    transformers_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(model, **kwargs)
         network = AutoModelForCausalLM.from_pretrained(model, **kwargs, **({"dtype": dtype} if dtype else {}))

@@ -24,6 +24,34 @@ _INSTALL_PLAYWRIGHT = "pip install 'agentgym-suite[browser]'"
 _INSTALL_CHROMIUM = "apt-get install chromium (or pass chromium_path=..., or set AGENTGYM_CHROMIUM)"
 
 
+def _driver_in_own_session() -> None:
+    """Start Playwright's driver (a node process) in a session of its own, as Chromium already is.
+
+    Ctrl-C in a terminal signals the whole foreground process group: the driver, in
+    ours, would die and take the browser's connection with it, failing the episodes
+    that the eval's Ctrl-C handler lets finish. Playwright has no option for this, so
+    the module it spawns the driver from gets an ``asyncio`` whose
+    ``create_subprocess_exec`` adds ``start_new_session=True``; nothing else changes.
+    """
+    import types
+
+    try:
+        from playwright._impl import transport
+    except ImportError:  # a Playwright laid out otherwise: its driver stays in our process group
+        return
+    real = transport.asyncio
+    if getattr(real, "_agentgym_own_session", False):
+        return
+
+    async def spawn(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("start_new_session", True)
+        return await real.create_subprocess_exec(*args, **kwargs)
+
+    proxy = types.SimpleNamespace(**{name: getattr(real, name) for name in dir(real) if not name.startswith("__")})
+    proxy.create_subprocess_exec, proxy._agentgym_own_session = spawn, True
+    transport.asyncio = proxy
+
+
 class _Chromium:
     """Playwright and one Chromium on a private event-loop thread (see ``browser.py``'s docstring)."""
 
@@ -43,9 +71,13 @@ class _Chromium:
     async def _launch(self, executable: str, headless: bool, rules: str) -> Any:
         from playwright.async_api import async_playwright
 
+        _driver_in_own_session()
         self._playwright = await async_playwright().start()
         try:
+            # handle_sigint=False: Ctrl-C in the terminal reaches our handler (episodes in flight finish and are
+            # saved), not the browser, which would close under them
             return await self._playwright.chromium.launch(executable_path=executable, headless=headless,
+                                                          handle_sigint=False,
                                                           args=[*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"])
         except BaseException:
             await self._playwright.stop()  # and its driver process with it

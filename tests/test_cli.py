@@ -167,4 +167,4 @@ def test_help_has_no_placeholders_where_defaults_belong(command):
     assert result.exit_code == 0, result.output
     assert "<bool>" not in result.output and " ." not in result.output, result.output
     if command == "eval":  # a default written in the help text shows as written
-        assert "[default: the suite's; 20 with --env]" in " ".join(result.output.split())
+        assert "[default: the suite's; 30 with --env]" in " ".join(result.output.split())

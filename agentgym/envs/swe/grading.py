@@ -24,7 +24,8 @@ from agentgym.envs.swe.workspace import REPO_DIR, Workspace
 from agentgym.errors import DataError, DependencyNotInstalled
 from agentgym.verifiers.score import Score
 
-__all__ = ["eval_script", "grade_log", "instance_image", "run_tests", "swebench_spec", "test_files"]
+__all__ = ["TEST_TOOLING", "eval_script", "grade_log", "instance_image", "run_tests", "swebench_spec", "test_files",
+           "tooling_guard"]
 
 LOG_PARSER = "parse_log_pytest"
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
@@ -105,13 +106,59 @@ def _apply(workspace: Workspace, patch: str) -> tuple[bool, str]:
     return code == 0, out
 
 
+# What a patch may not change, because it steers how the tests are collected, configured or run rather than
+# what the code does: pytest's configuration files, conftest plugins, modules named like pytest's own, and
+# Python's startup hooks. A patch's changes to these are undone before the tests run (tracked files restored
+# from the base commit, added ones removed); so is any module or package it adds, outside a package, whose
+# name shadows an installed or standard-library module (``string.py``, ``pluggy.py`` at the repository root or
+# in a tests directory pytest puts on the path). The test patch is applied afterwards, by the eval script, so
+# an instance's own test configuration still counts.
+TEST_TOOLING = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini", "pytest.py",
+                "py.py", "sitecustomize.py", "usercustomize.py")
+_TOOLING_SPECS = [f":(glob)**/{name}" for name in TEST_TOOLING] + [
+    ":(glob)**/*.pth", ":(glob)**/pytest/**", ":(glob)**/_pytest/**"]
+_SHADOWS = """
+import importlib.util, os, shutil, subprocess
+added = subprocess.run(["git", "ls-files", "-z", "--others"], capture_output=True, text=True).stdout
+for path in filter(None, added.split(chr(0))):
+    parts = path.split("/")
+    name, ext = os.path.splitext(parts[-1])
+    if parts[-1] == "__init__.py" and len(parts) > 1:  # a package the patch adds
+        name, ext, path = parts[-2], ".py", "/".join(parts[:-1])
+    inside = os.path.dirname(path)
+    if inside and os.path.exists(os.path.join(inside, "__init__.py")):
+        continue  # a submodule (pkg.string) shadows nothing
+    if ext == ".py" and name.isidentifier() and os.path.exists(path) and importlib.util.find_spec(name):
+        print("removed (shadows the module %s): %s" % (name, path))
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+"""
+
+
+def tooling_guard(base_commit: str) -> str:
+    """A shell script that undoes a patch's changes to test tooling (see ``TEST_TOOLING``) in the repository."""
+    specs = " ".join(shlex.quote(spec) for spec in _TOOLING_SPECS)
+    base = shlex.quote(base_commit)
+    return "\n".join([
+        f"cd {REPO_DIR}",
+        f"git ls-files -z --others -- {specs} | xargs -0 -r rm -rfv --",
+        f"git diff -z --name-only --diff-filter=A {base} -- {specs} | xargs -0 -r git rm -qf --",
+        f"git diff -z --name-only --diff-filter=MDT {base} -- {specs} | xargs -0 -r git checkout {base} --",
+        # -I: neither the repository nor the environment's variables are on this check's import path
+        f"python3 -I -c {shlex.quote(_SHADOWS)}",
+    ]) + "\n"
+
+
 def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
               *, timeout_s: float = 300.0) -> str:
-    """The eval log of ``model_patch`` on a fresh working copy already in ``workspace``."""
+    """The eval log of ``model_patch`` on a fresh working copy already in ``workspace``: the patch applied, its
+    changes to test tooling undone (``tooling_guard``), then the instance's eval script."""
     constants, _, _, _ = _swebench()
     ok, apply_log = _apply(workspace, model_patch or "")
     if not ok:
         return f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n"
+    _, guard_log = workspace.shell("bash /work/.agentgym-guard.sh",
+                                   files={".agentgym-guard.sh": tooling_guard(instance["base_commit"])}, limit=None)
+    apply_log = f"{apply_log}\n{guard_log}".rstrip("\n")
     _, log = workspace.shell("bash /work/.agentgym-eval.sh",
                              files={".agentgym-eval.sh": swebench_spec(instance).eval_script},
                              timeout_s=timeout_s, limit=None)

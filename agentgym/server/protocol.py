@@ -36,10 +36,14 @@ class EnvSpecModel(BaseModel):
     client_kwargs: list[str] = Field(description="Env keyword arguments a client may pass when creating a session.")
 
 
+# Gymnasium seeds are non-negative: checked here, so a negative one is a 422 naming `seed`, not an env error
+_SEED_DOC = "The episode's seed: a non-negative integer (null: a fresh random one)."
+
+
 class CreateSessionRequest(_Strict):
     env_id: str = Field(examples=["agentgym/SearchQA-v0"])
     kwargs: dict[str, Any] = Field(default_factory=dict, description="Env keyword arguments (see client_kwargs).")
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, strict=True, description=_SEED_DOC)
     options: dict[str, Any] | None = Field(default=None, description="reset options: task_id, split, index.")
 
 
@@ -54,7 +58,7 @@ class CreateSessionResponse(ResetResponse):
 
 
 class ResetRequest(_Strict):
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, strict=True, description=_SEED_DOC)
     options: dict[str, Any] | None = None
 
 

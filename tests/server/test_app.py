@@ -85,10 +85,24 @@ def test_any_json_action_gets_the_observation_it_gets_in_process(client, action)
     ({"env_id": SEARCH, "options": {"task_id": "nope"}}, 422, "invalid_request"),
     ({"env_id": SEARCH, "unknown": 1}, 422, "invalid_payload"),
     ({"kwargs": {}}, 422, "invalid_payload"),
+    ({"env_id": SEARCH, "seed": -1}, 422, "invalid_payload"),
+    ({"env_id": SEARCH, "options": {"index": -1}}, 422, "invalid_request"),
+    ({"env_id": SEARCH, "options": {"level": 3}}, 422, "invalid_request"),
 ])
 def test_create_errors(client, body, status, code):
     response = client.post("/v1/sessions", json=body)
     assert response.status_code == status and response.json()["code"] == code and response.json()["message"]
+
+
+@pytest.mark.parametrize("body", [{"seed": -1}, {"seed": "3"}, {"options": {"index": "0"}}, {"options": {"split": "x"}},
+                                  {"options": {"nope": 1}}, {"options": [1]}])
+def test_bad_reset_input_is_a_422_naming_the_field(client, body):
+    sid = client.post("/v1/sessions", json={"env_id": SEARCH}).json()["session_id"]
+    response = client.post(f"/v1/sessions/{sid}/reset", json=body)
+    assert response.status_code == 422, response.json()
+    field = "seed" if "seed" in body else next(iter(body["options"])) if isinstance(body["options"], dict) else "options"
+    assert field in response.json()["message"] or "split" in response.json()["message"], response.json()
+    assert client.post(f"/v1/sessions/{sid}/reset", json={"seed": 0}).status_code == 200  # the session lives on
 
 
 @pytest.mark.parametrize("kwargs", [{"topk": "3"}, {"topk": 3.5}, {"top_k": 3}, {"max_turns": True}])

@@ -324,6 +324,7 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
     async def verify(body: p.VerifyRequest) -> dict[str, Any]:
         try:
             verifier = get_verifier(body.verifier)
-            return verifier(body.prediction, body.task).as_dict()
+            # on the env worker threads, as steps are: a slow verification never holds up the event loop
+            return await store.threads.run(lambda: verifier(body.prediction, body.task).as_dict())
         except Exception as e:  # ConfigError (unknown name) or VerifierError (bad gold): the client's input
             raise ApiError(422, "invalid_verify_request", str(e)) from e

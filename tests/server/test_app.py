@@ -218,6 +218,31 @@ def test_verify_endpoint(client):
     assert no_gold.status_code == 422 and "golden_answers" in no_gold.json()["message"]
 
 
+def test_slow_verifications_do_not_hold_up_the_event_loop(client, monkeypatch):
+    """Eight verifications of a second each run on the worker threads: /healthz and a step answer meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentgym import verifiers
+    from agentgym.verifiers.score import Score
+
+    def slow(prediction, task):
+        time.sleep(1.0)
+        return Score(0.0, False, {})
+
+    monkeypatch.setitem(verifiers.VERIFIERS, "slow", slow)
+    sid = create(client)["session_id"]
+    with ThreadPoolExecutor(8) as pool:
+        running = [pool.submit(client.post, "/v1/verify", json={"verifier": "slow", "prediction": "x", "task": {}})
+                   for _ in range(8)]
+        time.sleep(0.2)
+        start = time.monotonic()
+        assert client.get("/healthz").status_code == 200
+        health_s = time.monotonic() - start
+        assert client.post(f"/v1/sessions/{sid}/step", json={"action": "<answer>x</answer>"}).status_code == 200
+        assert all(f.result().status_code == 200 for f in running)
+    assert health_s < 0.1, health_s
+
+
 def test_ttl_reaper_frees_idle_sessions():
     with TestClient(create_app([SEARCH], session_ttl_s=0.3, reap_every_s=0.05)) as client:
         sid = create(client)["session_id"]

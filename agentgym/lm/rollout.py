@@ -314,8 +314,6 @@ def _layers(cache: Any) -> list[Any] | None:
 
 def _with_slots(kv: _KV, rows: Any, slots: Any | None = None) -> _KV:
     """A new cache of ``rows`` (an index tensor); with ``slots`` (rows x width), each row keeps only those slots."""
-    import torch
-
     cache = _growing_cache(None)
     cache.layers = []
     for layer in _layers(kv.cache) or ():
@@ -529,7 +527,7 @@ class TransformersGenerator:
                  seed: int) -> list[Turn]:
         import torch
 
-        tokenizer, eos = self.tokenizer, self.tokenizer.eos_token_id
+        eos = self.tokenizer.eos_token_id
         was_training = self.model.training
         self.model.eval()
         try:

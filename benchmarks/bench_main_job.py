@@ -34,28 +34,33 @@ def _entry(line: str) -> str | None:
 
 def timed_eval(args: list[str], workdir: Path) -> tuple[float, dict[str, float], Counter[str], int]:
     """Run `agentgym eval ARGS` in ``workdir``; (seconds, entry -> seconds when its last episode landed, counts, rc)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(["agentgym", "eval", *args], cwd=workdir, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
     seen: Counter[str] = Counter()
     last: dict[str, float] = {}
-    read = 0
-    while True:
-        finished = proc.poll() is not None
-        for path in sorted(workdir.glob("results/*.jsonl")):
-            lines = path.read_text().splitlines()[read:]
-            read += len(lines)
-            for line in lines:
-                entry = _entry(line)
-                if entry:
-                    seen[entry] += 1
-                    last[entry] = time.perf_counter() - start
-        if finished:
-            break
-        time.sleep(0.5)
-    total = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        sys.stderr.write(proc.stderr.read() if proc.stderr else "")
+    offsets: dict[Path, int] = {}  # bytes of each results file already read: only new lines are read each poll
+    # the command's output goes to a file, not a pipe nobody drains while it runs (a full pipe would stall it)
+    with open(workdir / "eval.log", "w+") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(["agentgym", "eval", *args], cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
+        while True:
+            finished = proc.poll() is not None
+            for path in sorted(workdir.glob("results/*.jsonl")):
+                with open(path, "rb") as f:
+                    f.seek(offsets.get(path, 0))
+                    chunk = f.read()
+                complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written is read next time
+                offsets[path] = offsets.get(path, 0) + len(complete)
+                for line in complete.decode().splitlines():
+                    entry = _entry(line)
+                    if entry:
+                        seen[entry] += 1
+                        last[entry] = time.perf_counter() - start
+            if finished:
+                break
+            time.sleep(0.5)
+        total = time.perf_counter() - start
+        if proc.returncode not in (0, 1):
+            log.seek(0)
+            sys.stderr.write(log.read()[-4000:])
     return total, last, seen, proc.returncode
 
 

@@ -314,7 +314,9 @@ def _layers(cache: Any) -> list[Any] | None:
 
 def _with_slots(kv: _KV, rows: Any, slots: Any | None = None) -> _KV:
     """A new cache of ``rows`` (an index tensor); with ``slots`` (rows x width), each row keeps only those slots."""
-    cache = _growing_cache(None)
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
     cache.layers = []
     for layer in _layers(kv.cache) or ():
         fresh = _growing_layer_class()()

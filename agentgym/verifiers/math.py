@@ -34,6 +34,8 @@ and symbolic equality), fenced so that one answer cannot hedge or hang it:
 
 from __future__ import annotations
 
+import dataclasses
+import fractions
 import functools
 import logging
 import math
@@ -43,6 +45,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, VerifierError
+from agentgym.verifiers.number import NUMBER_WORDS, NumberForm, hedge_word, read_number
 from agentgym.verifiers.score import Score
 
 __all__ = ["extract_boxed", "verify_math"]
@@ -64,6 +67,11 @@ _PERCENT_WORD = re.compile(r"\s*(?:percent|per\s*cent|pct)$", re.IGNORECASE)
 _SPACE_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\\ |~| |\u00a0|\u202f|\u2009)(?=\d{3}(?!\d))")
 _NUMBER_WORDS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?%?)\s+([A-Za-z][A-Za-z.\s]*)")
 _NOT_UNITS = {"pi", "or", "and"}
+_RELATIVE_TOLERANCE = 1e-9
+_SEVERAL = re.compile(r"(?<![\\{]),(?!\d{3}(?!\d))|(?<!\\);|\\(?:pm|mp)(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
+_LIST_WORDS = frozenset({"or", "and", "nor", "either"})
+_INEQUALITY = re.compile(r"[<>]|!=|\\(?:le|ge|leq|geq|neq|ne|lt|gt|leqslant|geqslant)(?![A-Za-z])")
+_APPROXIMATE = re.compile(r"\\(?:approx|sim|simeq|thickapprox|cong|propto)(?![A-Za-z])|\u2248")
 # Where free symbols are sampled: positive (no branch cuts), irrational-looking, fixed (rewards are deterministic).
 _SAMPLE_POINTS = (0.5772156649, 1.6180339887, 0.7071067812, 1.2020569032, 0.9159655942, 1.3247179572, 0.3678794412)
 
@@ -116,13 +124,21 @@ def extract_boxed(text: str) -> str | None:
     return None if unbalanced or not contents else contents[-1]
 
 
+def _unbox(content: str) -> str:
+    r"""A box's content with the boxes inside it opened: ``4 \boxed{3}`` -> ``4 3`` (two values, not 3)."""
+    while (match := _BOX.search(content)) is not None:
+        inner, end = _scan_box(content, match.end())
+        content = content[:match.start()] + " " + (inner or "") + " " + content[end:]
+    return content
+
+
 def _strip_units(answer: str) -> str:
     """"5 cm" -> "5", "12 dollars." -> "12": words after a plain number are units."""
     match = _NUMBER_WORDS.fullmatch(answer)
     if match is None:
         return answer
     words = match.group(2).replace(".", " ").split()
-    if all(len(w) >= 2 and w.lower() not in _NOT_UNITS for w in words):
+    if len(words) <= 3 and all(len(w) >= 2 and w.lower() not in _NOT_UNITS and hedge_word(w) is None for w in words):
         return match.group(1)
     return answer
 
@@ -143,13 +159,13 @@ def _final_answer(prediction: str) -> tuple[str | None, str | None]:
     if len(prediction) > _MAX_PREDICTION_CHARS:
         return None, f"prediction longer than {_MAX_PREDICTION_CHARS} characters"
     answer = prediction
-    while _BOX.search(answer):
+    if _BOX.search(answer):
         contents, unbalanced = _boxes(answer)
         if unbalanced:
             return None, r"unbalanced \boxed{...}"
-        if len({"".join(c.split()) for c in contents}) > 1:
+        if len({"".join(_unbox(c).split()) for c in contents}) > 1:
             return None, rf"{len(contents)} \boxed{{}} answers with different contents"
-        answer = contents[-1]
+        answer = _unbox(contents[-1])
     if len(answer) > _MAX_ANSWER_CHARS:
         return None, f"answer longer than {_MAX_ANSWER_CHARS} characters"
     answer = _clean(answer)
@@ -343,8 +359,16 @@ def _safe_str(expr: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+@dataclasses.dataclass(frozen=True)
+class _Gold:
+    text: str  # cleaned, no whitespace: an answer written exactly so is right
+    value: Any  # sympy
+    number: NumberForm | None  # when the gold is one number: what a numeric answer must equal
+    values: int  # how many values it states (see _values)
+
+
 @functools.lru_cache(maxsize=1024)
-def _parse_gold(gold: str) -> Any:
+def _parse_gold(gold: str) -> _Gold:
     answer, reason = _final_answer(gold)
     if reason is not None or answer is None:
         raise VerifierError(f"gold answer {gold!r} is unusable ({reason}); fix the task data.")
@@ -353,34 +377,150 @@ def _parse_gold(gold: str) -> Any:
         raise VerifierError(f"gold answer {gold!r} does not parse as math; fix the task data.")
     if not _is_safe(value):
         raise VerifierError(f"gold answer {gold!r} is too large to compare safely; fix the task data.")
-    return value
+    number, _ = read_number(answer)
+    if number is None:  # "2^{10}", "2^{2} + 1", "\frac{6}{8}": their value is the number
+        number = _rational(value)
+    return _Gold("".join(answer.split()), value, number, _values(value))
 
 
-def _unevaluated(value: Any, gold_value: Any) -> bool:
-    """The gold is a number and the answer states an expression instead: "27 + 43" for 70 is the question, echoed.
-
-    An equation states its right-hand side ("27 + 43 = 70" answers 70); a percentage ("70%") is a number.
-    """
+def _rational(value: Any) -> NumberForm | None:
+    """A gold whose value is a rational number (``2^{2} + 1``), as that number; None for anything else."""
     import sympy
 
-    if not isinstance(gold_value, sympy.Number):
-        return False
-    stated = value
-    if isinstance(stated, sympy.And) and all(isinstance(a, sympy.Equality) for a in stated.args):
-        stated = stated.args[-1]  # "x = 2+3 = 5": the chain ends with the value
-    if isinstance(stated, sympy.Equality):
-        stated = stated.rhs
-    if isinstance(stated, sympy.FiniteSet) and len(stated) == 1:
-        stated = next(iter(stated))  # "5, 5"
-    if not isinstance(stated, sympy.Basic) or stated.free_symbols:
-        return False  # words, variables: plain inequality says why
-    if isinstance(stated, sympy.Number):
-        return False
-    percent = (isinstance(stated, sympy.Mul) and len(stated.args) == 2
-               and any(isinstance(a, sympy.Number) for a in stated.args)
-               and any(isinstance(a, sympy.UnevaluatedExpr) and a.args[0] == sympy.Rational(1, 100)
-                       for a in stated.args))
-    return not percent
+    if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.UnevaluatedExpr):
+        return None
+    try:
+        value = value.doit()
+    except (TypeError, ValueError, ArithmeticError, NotImplementedError):
+        return None
+    if isinstance(value, (sympy.Integer, sympy.Rational)) or (isinstance(value, sympy.Float) and value.is_finite):
+        return NumberForm(fractions.Fraction(str(value)))
+    return None
+
+
+def _close(a: complex | fractions.Fraction, b: complex | fractions.Fraction) -> bool:
+    """Equal to a relative 1e-9 (exact for two fractions that are equal)."""
+    return abs(a - b) <= _RELATIVE_TOLERANCE * max(abs(a), abs(b))
+
+
+def _stated(answer: str) -> tuple[str, str | None]:
+    """The value an answer states, as text: an equation's right-hand side ("27 + 43 = 70" states 70); and why
+    it does not state one value, if it does not ("x = 3 = 5", "x = 3, 5", "3 but possibly 4", "x < 5")."""
+    sides = answer.split("=")
+    hedge = hedge_word(answer)
+    if _SEVERAL.search(answer) or (hedge is not None and hedge.lower() in _LIST_WORDS):
+        return sides[-1], "several values for a single-value answer"
+    if hedge is not None and hedge.lower() in NUMBER_WORDS:
+        return sides[-1], f"a number in words ({hedge!r}): the gold is a number"
+    if hedge is not None:
+        return sides[-1], f"a hedged answer ({hedge!r}): the gold is a number"
+    if _INEQUALITY.search(answer):
+        return sides[-1], "an inequality: the gold is a number"
+    numbers = {n.value for n in (read_number(side)[0] for side in sides) if n is not None}
+    return sides[-1], "several values for a single-value answer" if len(numbers) > 1 else None
+
+
+def _verify_number(answer: str, gold: _Gold, details: dict[str, Any]) -> Score:
+    """Against a numeric gold: the answer must be one number (see ``agentgym.verifiers.number``) equal to it."""
+    assert gold.number is not None
+    stated, several = _stated(answer)
+    if several is not None:
+        return Score(0.0, False, {**details, "reason": several})
+    form, why = read_number(stated)
+    if form is None:
+        if why == "an expression, not a number":
+            why = "an expression, not its value" if any(c.isdigit() for c in stated) else "not a number"
+        return Score(0.0, False, {**details, "reason": f"{why}: the gold is a number"})
+    details["parsed"] = _fraction_text(form)
+    want, got = gold.number, form.value
+    if want.percent:  # gold "75\%": 75, 75% and 0.75 all answer it
+        correct = _close(got, want.value) or (not form.percent and _close(got * 100, want.value))
+    else:  # "75%" answers 75 and 0.75; a bare 75 does not answer 0.75
+        correct = _close(got, want.value) or (form.percent and _close(got / 100, want.value))
+    return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
+
+
+def _fraction_text(form: NumberForm) -> str:
+    value = form.value
+    text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return _safe_str(text) + ("%" if form.percent else "")
+
+
+def _stated_value(value: Any) -> Any:
+    """What an answer states: an equation's right-hand side, the end of a chain ("x = 2+3 = 5")."""
+    import sympy
+
+    if isinstance(value, sympy.And) and value.args and all(isinstance(a, sympy.Equality) for a in value.args):
+        value = value.args[-1]
+    return value.rhs if isinstance(value, sympy.Equality) else value
+
+
+def _constant(expr: Any) -> complex | None:
+    """The value of an expression without variables, to 30 digits; None if it has variables or no value."""
+    import sympy
+
+    if not isinstance(expr, sympy.Expr) or expr.free_symbols or expr.has(sympy.UnevaluatedExpr):
+        return None
+    try:
+        value = complex(expr.evalf(30))
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+    return value if all(map(math.isfinite, (value.real, value.imag))) else None
+
+
+def _as_set(expr: Any) -> Any:
+    """An inequality in one variable as the set it describes (``x \\le 2`` -> ``(-oo, 2]``); else itself."""
+    import sympy
+
+    if isinstance(expr, (sympy.Rel, sympy.And, sympy.Or)) and len(expr.free_symbols) == 1:
+        try:
+            return expr.as_set()
+        except (NotImplementedError, TypeError, ValueError):
+            return expr
+    return expr
+
+
+def _verify_math(prediction: str | None, gold: str) -> Score:
+    """``verify_math`` without the budget: run in a verifier worker (or in process when the budget is off)."""
+    parsed_gold = _parse_gold(gold)
+    if prediction is None or not prediction.strip():
+        return Score(0.0, False, {"extracted": None, "gold": gold, "reason": "empty answer"})
+    answer, reason = _final_answer(prediction)
+    details: dict[str, Any] = {"extracted": answer, "gold": gold}
+    if reason is not None or answer is None:
+        return Score(0.0, False, {**details, "reason": reason})
+    if "".join(answer.split()) == parsed_gold.text:
+        return Score(1.0, True, {**details, "parsed": parsed_gold.text, "reason": "equivalent"})
+    if _APPROXIMATE.search(answer):
+        return Score(0.0, False, {**details, "reason": "an approximate answer (\\approx, \\sim)"})
+    if parsed_gold.number is not None:
+        return _verify_number(answer, parsed_gold, details)
+    hedge = hedge_word(answer)
+    if hedge is not None and (parsed_gold.values == 1 or hedge.lower() not in _LIST_WORDS):
+        return Score(0.0, False, {**details, "reason": f"a hedged answer ({hedge!r})"})
+    value = _parse(answer)
+    if value is None:
+        return Score(0.0, False, {**details, "reason": "answer does not parse as math"})
+    if not _is_safe(value):
+        return Score(0.0, False, {**details, "reason": "answer too large to evaluate safely"})
+    details["parsed"] = _safe_str(value)
+    if _values(value) > 1 and parsed_gold.values == 1:
+        return Score(0.0, False, {**details, "reason": "several values for a single-value answer"})
+    gold_value = parsed_gold.value
+    want = _constant(gold_value)
+    if want is not None:  # a constant gold (\pi, \frac{\sqrt{3}}{2}) is answered by a constant equal to it
+        stated = _stated_value(value)
+        got = _constant(stated)
+        if got is None and getattr(stated, "free_symbols", None):
+            return Score(0.0, False, {**details, "reason": "an answer with variables: the gold is a constant"})
+        if got is not None:
+            correct = _close(got, want)
+            return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
+    gold_value, value = _as_set(gold_value), _as_set(value)
+    correct = not _clearly_different(gold_value, value) and bool(
+        _math_verify().verify(gold_value, value, timeout_seconds=None))
+    return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
+
 
 
 def verify_math(prediction: str | None, gold: str) -> Score:
@@ -402,23 +542,5 @@ def verify_math(prediction: str | None, gold: str) -> Score:
         gold = str(gold)
     if not isinstance(gold, str) or not gold.strip():
         raise VerifierError(f"gold must be a non-empty string, got {gold!r}; fix the task data.")
-    gold_value = _parse_gold(gold)
-    if prediction is None or not prediction.strip():
-        return Score(0.0, False, {"extracted": None, "gold": gold, "reason": "empty answer"})
-    answer, reason = _final_answer(prediction)
-    details: dict[str, Any] = {"extracted": answer, "gold": gold}
-    if reason is not None or answer is None:
-        return Score(0.0, False, {**details, "reason": reason})
-    value = _parse(answer)
-    if value is None:
-        return Score(0.0, False, {**details, "reason": "answer does not parse as math"})
-    if not _is_safe(value):
-        return Score(0.0, False, {**details, "reason": "answer too large to evaluate safely"})
-    details["parsed"] = _safe_str(value)
-    if _values(value) > 1 and _values(gold_value) == 1:
-        return Score(0.0, False, {**details, "reason": "several values for a single-value answer"})
-    if _unevaluated(value, gold_value):
-        return Score(0.0, False, {**details, "reason": "an expression, not its value: the gold is a number"})
-    correct = not _clearly_different(gold_value, value) and bool(
-        _math_verify().verify(gold_value, value, timeout_seconds=None))
-    return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
+    _math_verify()
+    return _verify_math(prediction, gold)

@@ -25,7 +25,7 @@ def test_doctests():
     ("42", "42"), (r"\boxed{42}", "42"), (r"The final answer is $\boxed{42}$.", "42"), ("Answer: 42", "42"),
     ("The answer is 42.", "42"), ("42.0", "42"), ("18.00", "18"), (r"\fbox{42}", "42"),
     ("3/4", r"\frac{3}{4}"), ("0.75", r"\frac{3}{4}"), (r"$\frac{3}{4}$", "0.75"), (r"\dfrac34", "3/4"),
-    (r"\boxed{\frac{3}{4}}", "0.75"), ("-0.5", r"-\frac{1}{2}"), ("0.333333", r"\frac13"),
+    (r"\boxed{\frac{3}{4}}", "0.75"), ("-0.5", r"-\frac{1}{2}"), ("0.333333333333", r"\frac13"),
     ("x = 5", "5"), ("x=5", "5"), ("5", "x = 5"), ("x = 2+3 = 5", "5"), ("2x+3", "y=2x+3"),
     ("[1, 2)", "[1,2)"), (r"\left[1,2\right)", "[1,2)"), ("(-\\infty, 3]", r"x \le 3"),
     (r"\{3,2,1\}", r"\{1,2,3\}"), ("1, 2, 3", r"\{1,2,3\}"), ("(1, 2)", "(1,2)"), ("(3,-1)", "(3, -1)"),
@@ -36,7 +36,7 @@ def test_doctests():
     ("(x+1)^2", "x^2+2x+1"), ("1+2x", "2x+1"), ("0.5x", r"\frac{x}{2}"),
     ("2^{2023}", "2^{2023}"), (r"\infty", r"\infty"), ("i+1", "1+i"), ("A", r"\text{(A)}"),
     ("Monday", r"\text{Monday}"), ("\u22125", "-5"), ("\uff14\uff12", "42"), (r"\boxed{5} \boxed{ 5 }", "5"),
-    (r"\boxed{\boxed{5}}", "5"), ("5, 5", "5"),
+    (r"\boxed{\boxed{5}}", "5"),
     (r"\begin{pmatrix}1\\2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
 ])
 def test_equivalent_forms_score_one(pred, gold):
@@ -90,7 +90,8 @@ def test_near_misses_score_zero(pred, gold):
     ("$ $", "empty answer"), (r"\boxed{", r"unbalanced \boxed{...}"), (r"\boxed{5", r"unbalanced \boxed{...}"),
     (r"\boxed 5", r"unbalanced \boxed{...}"), (r"\boxed{5} and \boxed{5", r"unbalanced \boxed{...}"),
     ("5}{3", "unbalanced braces"), (r"\frac{1}{2", "unbalanced braces"),
-    ("qwerty", "not equivalent"), ("five", "not equivalent"), ("#@!", "answer does not parse as math"),
+    ("qwerty", "not a number: the gold is a number"), ("five", "a number in words ('five'): the gold is a number"),
+    ("#@!", "not a number: the gold is a number"), ("qwerty", "not a number: the gold is a number"),
 ])
 def test_malformed_answers_score_zero_with_a_reason(pred, reason):
     score = verify_math(pred, "5")
@@ -100,7 +101,7 @@ def test_malformed_answers_score_zero_with_a_reason(pred, reason):
 @pytest.mark.parametrize("pred", [
     "3 or 5", "5 or 3", "3, 4, 5", "5, 6", "The answer is 3 or 5", r"3 \text{ or } 5", "$3$ or $5$", "3; 5",
     r"\boxed{3, 5}", r"\boxed{3 \text{ or } 5}", r"3 \pm 2", "x = 3, 5", r"x = 3 \text{ or } x = 5", "x=3, y=5",
-    "x = 3 = 5", "3 = 5", r"\{3, 5\}", "(3, 5)", "[3, 5]",
+    "x = 3 = 5", "3 = 5", r"\{3, 5\}", "(3, 5)", "[3, 5]", "5, 5",
 ])
 def test_listing_several_values_fails_a_single_value_gold(pred):
     score = verify_math(pred, "5")
@@ -112,7 +113,7 @@ def test_math_verify_alone_would_credit_a_list_and_we_do_not():
     from math_verify import parse, verify
 
     assert verify(parse("5"), parse("3 or 5", parsing_timeout=None), timeout_seconds=None)  # its last-number rule
-    assert verify_math("3 or 5", "5").details == {"extracted": "3 or 5", "gold": "5", "parsed": "{3, 5}",
+    assert verify_math("3 or 5", "5").details == {"extracted": "3 or 5", "gold": "5",
                                                  "reason": "several values for a single-value answer"}
 
 
@@ -151,7 +152,7 @@ def test_oversized_input_is_refused_without_parsing(pred, reason):
 
 
 def test_a_long_answer_within_the_limit_is_still_scored():
-    assert verify_math("1+" * 100 + "1", "100 + 1").correct
+    assert verify_math("1+" * 100 + "x", "100 + x").correct
 
 
 @pytest.mark.parametrize("pred", [
@@ -161,7 +162,8 @@ def test_a_long_answer_within_the_limit_is_still_scored():
 ])
 def test_huge_values_are_refused_before_evaluation(pred):
     start = time.perf_counter()
-    score = verify_math(pred, "5")
+    score = verify_math(pred, "x + 5")  # a symbolic gold: the answer goes through sympy
+    assert verify_math(pred, "5").reward == 0.0  # a numeric gold reads numbers without sympy
     assert score.reward == 0.0 and score.details["reason"] == "answer too large to evaluate safely"
     assert time.perf_counter() - start < 2.0
 
@@ -171,14 +173,16 @@ def test_huge_values_are_refused_before_evaluation(pred):
 def test_expressions_that_stall_sympy_simplify_fail_fast(pred):
     start = time.perf_counter()
     assert verify_math(pred, "5").reward == 0.0
+    assert verify_math(pred, "x + 5").reward == 0.0
     assert time.perf_counter() - start < 2.0
 
 
 def test_large_but_bounded_values_are_compared():
     assert verify_math("2^{2023}", "2^{2023}").correct
-    assert verify_math("2^{10000} - 2^{10000} + 5", "2^{2} + 1").correct
-    assert verify_math(r"\binom{100}{50}", r"\frac{100!}{(50!)^{2}}").correct
-    assert verify_math("x - x + 5", "5").correct
+    assert verify_math("2^{10000} - 2^{10000} + 5 + x", "2^{2} + 1 + x").correct
+    assert verify_math(r"\binom{100}{50} x", r"\frac{100!}{(50!)^{2}} x").correct
+    assert verify_math("x - x + 5", "x + 5 - x").correct
+    assert not verify_math("x - x + 5", "5").correct  # a free symbol that cancels does not answer a number
 
 
 def test_scores_in_worker_threads():

@@ -142,7 +142,8 @@ def eval_cmd(
     leaderboard_dir: Annotated[Path, typer.Option(help="Where --submit writes.")] = Path("leaderboard"),
 ) -> None:
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
-    from agentgym.eval.command import EvalRequest, run_eval, submit as submit_run, summary_table
+    from agentgym.eval.command import EvalRequest, run_eval, summary_table
+    from agentgym.eval.command import submit as submit_run
     from agentgym.eval.policies import Sampling
 
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
@@ -158,6 +159,11 @@ def eval_cmd(
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
     if submit:
         console.print(f"submitted: {submit_run(request, outcome.suite, outcome.results, leaderboard_dir)}")
+    overruns = sum(int(s.get("verifier_over_budget") or 0) for s in summaries.values())
+    if overruns:
+        errors.print(f"{overruns} verifications ran past their time budget and scored 0 (see 'verifier_over_budget' "
+                     "in the summary; AGENTGYM_VERIFIER_BUDGET_S sets the budget).", style="yellow", markup=False,
+                     highlight=False)
     if outcome.interrupted or outcome.errors:
         why = [f"{outcome.planned - len(outcome.results)} episodes not played (interrupted)"] * outcome.interrupted
         why += [f"{outcome.errors} episodes errored (see their 'error' in the results file)"] * bool(outcome.errors)
@@ -256,7 +262,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     """
     import uvicorn
 
-    from agentgym.core.registry import env_ids as all_env_ids, env_info
+    from agentgym.core.registry import env_ids as all_env_ids
+    from agentgym.core.registry import env_info
     from agentgym.server import create_app
     from agentgym.server.threads import DEFAULT_THREADS
 

@@ -68,8 +68,11 @@ class DependencyNotInstalled(AgentGymError, ImportError):
     """An optional dependency is missing; the message says how to install it."""
 
     def __init__(self, what: str, install: str) -> None:
-        self.install = install
+        self.what, self.install = what, install
         super().__init__(f"{what} is not installed. Install it with: {install}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # raised in a verifier worker, re-raised in its caller
+        return type(self), (self.what, self.install)
 
 
 class ResetNeeded(AgentGymError, RuntimeError):

@@ -26,6 +26,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DataError
 from agentgym.eval.stats import mean_ci, wilson_ci
+from agentgym.verifiers.budget import over_budget
 
 __all__ = ["build_leaderboard", "make_submission", "mean_ci", "wilson_ci", "write_submission"]
 
@@ -61,6 +62,7 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_tool_calls": _r(sum(int(e.get("tool_calls", 0)) for e in episodes) / n),
         "mean_tokens": _r(sum(tokens) / n) if has_tokens else None,
         "errors": sum(bool(e.get("error")) for e in episodes),
+        "verifier_over_budget": sum(over_budget(e.get("verification")) for e in episodes),
         # [turns, 1 if solved else 0] per episode, in episode order: enough for a success-vs-turns plot
         "turns_correct": [[int(e.get("turns", 0)), int(bool(e.get("correct")))] for e in episodes],
     }

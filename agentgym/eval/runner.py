@@ -32,6 +32,7 @@ from agentgym.eval.chat import ChatPolicy
 from agentgym.eval.policies import Policy, make_policy
 from agentgym.eval.stats import mean_ci, wilson_ci
 from agentgym.eval.suites import Suite, SuiteEntry
+from agentgym.verifiers.budget import over_budget
 
 __all__ = ["EpisodeResult", "EpisodeWorker", "PlannedEpisode", "ResultsFile", "evaluate", "export_parquet",
            "load_results", "plan_episodes", "run_episode", "run_plan", "summarize"]
@@ -506,7 +507,8 @@ def summarize(results: Sequence[EpisodeResult | Mapping[str, Any]]) -> dict[str,
             "success_rate_ci_low": success_low, "success_rate_ci_high": success_high,
             "mean_turns": mean("turns"), "mean_tool_calls": mean("tool_calls"),
             "mean_prompt_tokens": mean("prompt_tokens"), "mean_completion_tokens": mean("completion_tokens"),
-            "errors": sum(r.get("error") is not None for r in rows)}
+            "errors": sum(r.get("error") is not None for r in rows),
+            "verifier_over_budget": sum(over_budget(r.get("verification")) for r in rows)}
 
 
 def export_parquet(jsonl_path: str | Path, parquet_path: str | Path) -> int:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agentgym.errors import ConfigError
+from agentgym.verifiers.budget import over_budget
 
 __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "TransformersGenerator", "Turn",
            "action_stop_strings", "play_episodes"]
@@ -85,6 +86,8 @@ class Episode:
     truncated: bool = False
     #: the episode ran out of its token budget before the env ended it (reward 0)
     over_budget: bool = False
+    #: the verifier ran past its time or memory budget (reward 0; see agentgym.verifiers.budget)
+    verifier_over_budget: bool = False
     turns: int = 0
     tool_calls: int = 0
     format_errors: int = 0
@@ -684,6 +687,7 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
                 episode.terminated, episode.truncated = terminated, truncated
                 episode.reward = float(reward)
                 episode.success = bool((info.get("verification") or {}).get("correct"))
+                episode.verifier_over_budget = over_budget(info.get("verification"))
                 finish(i)
                 continue
             role = "tool" if info.get("format") in ("hermes", "json") and info.get("tool_calls") else "user"

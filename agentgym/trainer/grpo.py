@@ -203,7 +203,8 @@ class RolloutStats:
         return {"success": sum(e.success for e in eps) / n, "turns": sum(e.turns for e in eps) / n,
                 "tool_calls": sum(e.tool_calls for e in eps) / n,
                 "format_errors": sum(e.format_errors for e in eps) / n,
-                "over_budget": sum(e.over_budget for e in eps) / n, "env_reward": sum(e.reward for e in eps) / n,
+                "over_budget": sum(e.over_budget for e in eps) / n,
+                "verifier_over_budget": sum(e.verifier_over_budget for e in eps) / n, "env_reward": sum(e.reward for e in eps) / n,
                 "tokens_model": float(sum(e.tokens_model for e in eps)),
                 "tokens_masked": float(sum(e.tokens_masked for e in eps)), "rollout_time_s": self.seconds}
 

@@ -37,14 +37,17 @@ from __future__ import annotations
 import dataclasses
 import fractions
 import functools
+import importlib.util
 import logging
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, VerifierError
+from agentgym.verifiers.budget import run_budgeted
 from agentgym.verifiers.number import NUMBER_WORDS, NumberForm, hedge_word, read_number
 from agentgym.verifiers.score import Score
 
@@ -523,11 +526,12 @@ def _verify_math(prediction: str | None, gold: str) -> Score:
 
 
 
-def verify_math(prediction: str | None, gold: str) -> Score:
+def verify_math(prediction: str | None, gold: str, *, budget_s: float | None = None) -> Score:
     r"""Score a final answer against a gold answer (GSM8K number or MATH LaTeX): 1.0 if equivalent.
 
     ``details`` has ``extracted`` (the answer that was parsed), ``gold``, ``reason``
-    and, when the answer parsed, ``parsed``.
+    and, when the answer parsed, ``parsed``. The comparison runs under a time and
+    memory budget (``budget_s`` seconds; see ``agentgym.verifiers.budget``).
 
     >>> verify_math(r"The answer is $\boxed{\frac{3}{4}}$.", "0.75").correct
     True
@@ -542,5 +546,21 @@ def verify_math(prediction: str | None, gold: str) -> Score:
         gold = str(gold)
     if not isinstance(gold, str) or not gold.strip():
         raise VerifierError(f"gold must be a non-empty string, got {gold!r}; fix the task data.")
-    _math_verify()
-    return _verify_math(prediction, gold)
+    if len(gold) > _MAX_PREDICTION_CHARS:
+        raise VerifierError(f"gold answer longer than {_MAX_PREDICTION_CHARS} characters; fix the task data.")
+    _require_math_verify()
+    if prediction is not None and not isinstance(prediction, str):
+        raise VerifierError(f"prediction must be a string or None, got {type(prediction).__name__}.")
+    if prediction is not None and len(prediction) > _MAX_PREDICTION_CHARS:  # refused before it is sent anywhere
+        return Score(0.0, False, {"extracted": None, "gold": gold,
+                                  "reason": f"prediction longer than {_MAX_PREDICTION_CHARS} characters"})
+    return run_budgeted(_verify_math, prediction, gold, budget_s=budget_s, verifier="math")
+
+
+def _require_math_verify() -> None:
+    """The missing-extra error, raised in the caller without importing math-verify (and sympy) there."""
+    if "math_verify" in sys.modules:
+        if sys.modules["math_verify"] is None:
+            raise DependencyNotInstalled("math-verify", _INSTALL)
+    elif importlib.util.find_spec("math_verify") is None:
+        raise DependencyNotInstalled("math-verify", _INSTALL)

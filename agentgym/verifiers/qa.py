@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from agentgym.errors import VerifierError
+from agentgym.verifiers.budget import run_budgeted
 from agentgym.verifiers.score import Score
 
 __all__ = ["cover_exact_match", "exact_match", "extract_answer", "f1_score", "normalize_answer", "verify_qa"]
@@ -24,6 +25,9 @@ __all__ = ["cover_exact_match", "exact_match", "extract_answer", "f1_score", "no
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _YES_NO = {"yes", "no", "noanswer"}
+_MAX_ANSWER_CHARS = 100_000
+_MAX_GOLDS = 1_000
+_MAX_GOLD_CHARS = 10_000
 
 
 def normalize_answer(text: str) -> str:
@@ -48,8 +52,8 @@ def _golds(golden_answers: str | Sequence[str]) -> list[str]:
     else:
         golds = []
     if not golds or not all(isinstance(g, str) and g.strip() for g in golds):
-        raise VerifierError(f"golden_answers must be a non-empty string or a list of non-empty strings, got {golden_answers!r}; "
-                            "fix the task data.")
+        raise VerifierError("golden_answers must be a non-empty string or a list of non-empty strings, "
+                            f"got {repr(golden_answers)[:200]}; fix the task data.")
     return golds
 
 
@@ -60,9 +64,11 @@ def exact_match(prediction: str, golden_answers: str | Sequence[str]) -> float:
     1.0
     >>> exact_match("Lima, Peru", "Lima")
     0.0
+    >>> exact_match("?!", "...")  # nothing is left of either: no match
+    0.0
     """
     pred = normalize_answer(prediction)
-    return float(any(pred == normalize_answer(g) for g in _golds(golden_answers)))
+    return float(bool(pred) and any(pred == normalize_answer(g) for g in _golds(golden_answers)))
 
 
 def cover_exact_match(prediction: str, golden_answers: str | Sequence[str]) -> float:
@@ -115,8 +121,12 @@ def extract_answer(text: str, *, tag: str = "answer") -> str | None:
 
 
 def verify_qa(prediction: str | None, golden_answers: str | Sequence[str], *,
-              metric: Literal["em", "f1", "cover_em"] = "em") -> Score:
+              metric: Literal["em", "f1", "cover_em"] = "em", budget_s: float | None = None) -> Score:
     """Score a final answer: reward is ``metric``, ``correct`` is exact match.
+
+    Runs under a time budget (``budget_s``; see ``agentgym.verifiers.budget``).
+    Answers over 100,000 characters are refused up front; more than 1,000 gold
+    answers or one over 10,000 characters is a ``VerifierError``.
 
     >>> verify_qa("the Lima", ["Lima"]).reward
     1.0
@@ -126,13 +136,30 @@ def verify_qa(prediction: str | None, golden_answers: str | Sequence[str], *,
     0.0
     """
     golds = _golds(golden_answers)
+    if len(golds) > _MAX_GOLDS or any(len(g) > _MAX_GOLD_CHARS for g in golds):
+        raise VerifierError(f"at most {_MAX_GOLDS} gold answers of at most {_MAX_GOLD_CHARS} characters each; "
+                            "fix the task data.")
     if metric not in ("em", "f1", "cover_em"):
         raise VerifierError(f"metric must be 'em', 'f1' or 'cover_em', got {metric!r}.")
+    if prediction is not None and not isinstance(prediction, str):
+        raise VerifierError(f"prediction must be a string or None, got {type(prediction).__name__}.")
+    if prediction is not None and len(prediction) > _MAX_ANSWER_CHARS:
+        return _empty(prediction[:200] + "...", f"answer longer than {_MAX_ANSWER_CHARS} characters")
+    return run_budgeted(_verify_qa, prediction, golds, metric, budget_s=budget_s, verifier=f"qa_{metric}")
+
+
+def _empty(prediction: str | None, reason: str) -> Score:
+    return Score(0.0, False, {"em": 0.0, "f1": 0.0, "cover_em": 0.0, "prediction": prediction,
+                              "normalized_prediction": "", "reason": reason})
+
+
+def _verify_qa(prediction: str | None, golds: list[str], metric: str) -> Score:
     if prediction is None or not prediction.strip():
-        details = {"em": 0.0, "f1": 0.0, "cover_em": 0.0, "prediction": prediction,
-                   "normalized_prediction": "", "reason": "empty answer"}
-        return Score(0.0, False, details)
+        return _empty(prediction, "empty answer")
+    normalized = normalize_answer(prediction)
+    if not normalized:
+        return _empty(prediction, "nothing is left of the answer after normalisation")
     scores = {"em": exact_match(prediction, golds), "f1": f1_score(prediction, golds),
               "cover_em": cover_exact_match(prediction, golds)}
-    details = {**scores, "prediction": prediction, "normalized_prediction": normalize_answer(prediction)}
+    details = {**scores, "prediction": prediction, "normalized_prediction": normalized}
     return Score(scores[metric], scores["em"] == 1.0, details)

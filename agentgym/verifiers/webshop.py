@@ -27,12 +27,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, VerifierError
+from agentgym.verifiers.budget import run_budgeted
 from agentgym.verifiers.score import Score
 
 __all__ = ["attribute_matches", "option_matches", "title_nouns", "type_reward", "verify_purchase",
            "verify_webshop"]
 
 FUZZY_THRESHOLD = 85
+# Size bounds, checked before any matching (goal attributes x product attributes fuzzy matches): far above real
+# WebShop records (a few attributes and options, product pages of a few thousand characters).
+_MAX_GOAL_ITEMS = 100
+_MAX_PRODUCT_ITEMS = 500
+_MAX_RECORD_CHARS = 500_000
 # Longer names first, so "light blue" wins over "blue"; a chosen option is reduced to the first hit.
 _COLORS = tuple(sorted((
     "beige", "black", "blue", "brown", "burgundy", "charcoal", "coral", "cream", "gold", "gray", "green",
@@ -137,7 +143,18 @@ def _goal_options(goal: Mapping[str, Any]) -> list[str]:
     return [str(v) for v in (options.values() if isinstance(options, Mapping) else options)]
 
 
-def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any]) -> Score:
+def _too_big(record: Mapping[str, Any], lists: tuple[str, ...], limit: int) -> str | None:
+    """Why ``record`` is past the size bounds (items in each list, characters in all), or None."""
+    for key in lists:
+        items = record.get(key) or []
+        if isinstance(items, (list, tuple, Mapping)) and len(items) > limit:
+            return f"{key!r} has {len(items)} entries (at most {limit})"
+    size = len(json.dumps(record, default=str))
+    return f"{size} characters (at most {_MAX_RECORD_CHARS})" if size > _MAX_RECORD_CHARS else None
+
+
+def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any], *,
+                    budget_s: float | None = None) -> Score:
     """WebShop's reward for ``purchase`` = ``{"product": {...}, "options": {type: value}, "price": x}``.
 
     ``product`` has WebShop's reward fields (``name``, ``query``, ``product_category``,
@@ -158,6 +175,19 @@ def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any])
         return Score(0.0, False, {"reason": "nothing was bought"})
     if not isinstance(goal, Mapping):
         raise VerifierError("The WebShop verifier needs the goal as a mapping.")
+    if (why := _too_big(goal, ("attributes", "goal_options"), _MAX_GOAL_ITEMS)) is not None:
+        raise VerifierError(f"The WebShop goal is too large to score: {why}; fix the task data.")
+    product = purchase["product"]
+    if not isinstance(product, Mapping):
+        return Score(0.0, False, {"reason": "the purchase's product is not a record (JSON object)"})
+    why = _too_big(product, ("attributes", "bullet_points"), _MAX_PRODUCT_ITEMS) or _too_big(
+        {"options": purchase.get("options") or {}}, ("options",), _MAX_GOAL_ITEMS)
+    if why is not None:
+        return Score(0.0, False, {"reason": f"the purchase is too large to score: {why}"})
+    return run_budgeted(_verify_purchase, dict(purchase), dict(goal), budget_s=budget_s, verifier="webshop")
+
+
+def _verify_purchase(purchase: Mapping[str, Any], goal: Mapping[str, Any]) -> Score:
     product = purchase["product"]
     chosen = dict(purchase.get("options") or {})
     goal_attributes = [str(a) for a in goal.get("attributes") or []]
@@ -182,13 +212,17 @@ def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any])
     return Score(reward, reward >= 1.0, details)
 
 
-def verify_webshop(prediction: str | Mapping[str, Any] | None, gold: Mapping[str, Any]) -> Score:
+def verify_webshop(prediction: str | Mapping[str, Any] | None, gold: Mapping[str, Any], *,
+                   budget_s: float | None = None) -> Score:
     """The by-name entry point: ``prediction`` is the purchase as JSON text (or a mapping)."""
     if isinstance(prediction, str):
+        if len(prediction) > _MAX_RECORD_CHARS:
+            return Score(0.0, False, {"reason": f"the purchase is too large to score: {len(prediction)} characters "
+                                                f"(at most {_MAX_RECORD_CHARS})"})
         try:
             prediction = json.loads(prediction) if prediction.strip() else None
         except json.JSONDecodeError:
             return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON)"})
     if prediction is not None and not isinstance(prediction, Mapping):
         return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON object)"})
-    return verify_purchase(prediction, gold.get("goal", gold))
+    return verify_purchase(prediction, gold.get("goal", gold), budget_s=budget_s)

@@ -14,6 +14,7 @@ from agentgym.envs.code.grader import extract_code
 from agentgym.envs.code.tool import CodeRunner, format_result
 from agentgym.errors import ConfigError
 from agentgym.verifiers import Score, verify_math
+from agentgym.verifiers.budget import budget_seconds
 
 __all__ = ["MathToolEnv"]
 
@@ -59,8 +60,12 @@ class MathToolEnv(AgentEnv):
                  split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
                  memory_mb: int = 1024, preload: Sequence[str] = ("numpy", "sympy"),
                  action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
+                 verifier_budget_s: float | None = None,
                  render_mode: Literal["ansi", "human"] | None = None) -> None:
         from agentgym.envs.code import math_data
+
+        budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
+        self.verifier_budget_s = verifier_budget_s
 
         if sum(x is not None for x in (data_dir, files, reasoning_gym)) > 1:
             raise ConfigError("Pass at most one of data_dir, files and reasoning_gym.")
@@ -107,7 +112,7 @@ class MathToolEnv(AgentEnv):
         return _TOOL_PROMPT.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
 
     def verify(self, answer: str | None, task: Task) -> Score:
-        return verify_math(answer, task.gold["answer"])
+        return verify_math(answer, task.gold["answer"], budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Run the task's reference program (when it has one), then answer the gold in ``\\boxed{}``."""

@@ -15,6 +15,7 @@ from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_
 from agentgym.envs.search.retrieval import Retriever, make_retriever
 from agentgym.errors import ConfigError
 from agentgym.verifiers import Score, verify_qa
+from agentgym.verifiers.budget import budget_seconds
 
 __all__ = ["SearchQAEnv"]
 
@@ -60,7 +61,10 @@ class SearchQAEnv(AgentEnv):
                  reward_metric: Literal["em", "f1", "cover_em"] = "em",
                  action_format: str | ActionFormat = "tags", cache_dir: str | Path | None = None,
                  max_observation_chars: int = 8_000, question_types: Sequence[str] | None = None,
+                 verifier_budget_s: float | None = None,
                  render_mode: Literal["ansi", "human"] | None = None) -> None:
+        budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
+        self.verifier_budget_s = verifier_budget_s
         if data_dir is not None and qa_files is not None:
             raise ConfigError("Pass either data_dir or qa_files, not both.")
         if topk < 1:
@@ -106,7 +110,8 @@ class SearchQAEnv(AgentEnv):
         return "information"
 
     def verify(self, answer: str | None, task: Task) -> Score:
-        return verify_qa(answer, task.gold["golden_answers"], metric=self.reward_metric)
+        return verify_qa(answer, task.gold["golden_answers"], metric=self.reward_metric,
+                         budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Search each supporting fact's query (or the question), then answer with the gold."""

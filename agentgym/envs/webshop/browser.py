@@ -61,6 +61,7 @@ from agentgym.envs.webshop.chromium import (
 from agentgym.envs.webshop.env import goal_tasks
 from agentgym.errors import ConfigError, DependencyNotInstalled, ToolError
 from agentgym.verifiers import Score
+from agentgym.verifiers.budget import budget_seconds
 from agentgym.verifiers.webshop import verify_webshop
 
 __all__ = ["SHOP_ORIGIN", "BrowserGymFormat", "TreeNode", "WebShopBrowserEnv", "parse_tree"]
@@ -90,7 +91,10 @@ class WebShopBrowserEnv(AgentEnv):
                  viewport: tuple[int, int] | Mapping[str, int] = (1280, 720),
                  action_format: str | ActionFormat = "browsergym", timeout_s: float = 3.0,
                  cache_dir: str | Path | None = None, max_observation_chars: int = 12_000,
+                 verifier_budget_s: float | None = None,
                  render_mode: Literal["ansi", "human"] | None = None) -> None:
+        budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
+        self.verifier_budget_s = verifier_budget_s
         if importlib.util.find_spec("playwright") is None:
             raise DependencyNotInstalled("playwright", _INSTALL_PLAYWRIGHT)
         if not timeout_s > 0:
@@ -272,7 +276,8 @@ class WebShopBrowserEnv(AgentEnv):
         """WebShop's reward for the purchase the shop recorded. A final answer (``tags``/``hermes``/``dict``
         formats) that is not that purchase scores as no purchase: text cannot claim an order."""
         bought = self.episode_outcome()
-        return verify_webshop(answer if answer is not None and answer == bought else None, task.gold)
+        return verify_webshop(answer if answer is not None and answer == bought else None, task.gold,
+                              budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str | dict[str, Any]:
         """Through the page, as a user would: search the target's title, open it (paging with Next >), press

@@ -14,6 +14,7 @@ from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.webshop.catalog import Catalog, load_catalog
 from agentgym.envs.webshop.shop import ACTION, PAGE_SIZE, ShopSession
 from agentgym.verifiers import Score
+from agentgym.verifiers.budget import budget_seconds
 from agentgym.verifiers.webshop import verify_webshop
 
 __all__ = ["WebShopEnv", "WebShopFormat", "goal_tasks"]
@@ -84,7 +85,10 @@ class WebShopEnv(AgentEnv):
 
     def __init__(self, *, data_dir: str | Path | None = None, split: str = "test", max_turns: int = 15,
                  action_format: str | ActionFormat = "webshop", cache_dir: str | Path | None = None,
-                 max_observation_chars: int = 8_000, render_mode: Literal["ansi", "human"] | None = None) -> None:
+                 max_observation_chars: int = 8_000, verifier_budget_s: float | None = None,
+                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+        budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
+        self.verifier_budget_s = verifier_budget_s
         self.catalog = load_catalog(data_dir, cache_dir=None if cache_dir is None else str(cache_dir))
         fmt = WebShopFormat() if action_format == "webshop" else get_format(action_format)
         self._shop: ShopSession | None = None
@@ -138,7 +142,8 @@ class WebShopEnv(AgentEnv):
     def verify(self, answer: str | None, task: Task) -> Score:
         # Only what the shop recorded counts: an <answer> holding a made-up purchase record scores 0.
         bought = self.episode_outcome()
-        return verify_webshop(bought if answer is not None and answer == bought else None, task.gold)
+        return verify_webshop(bought if answer is not None and answer == bought else None, task.gold,
+                              budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Search the target's title, open it (paging if needed), pick the goal options, buy."""

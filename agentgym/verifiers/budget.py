@@ -167,7 +167,7 @@ class _Pool:
         try:
             reply = worker.call(request, seconds)
         except (EOFError, OSError):
-            reply = ("crashed", worker.process.poll())
+            reply = ("crashed", None)
         except BaseException:  # interrupted while waiting: the worker's state is unknown
             worker.kill()
             self._release(None)
@@ -175,6 +175,8 @@ class _Pool:
         if reply is None or reply[0] == "crashed":
             worker.kill()
             self._release(None)
+            if reply is not None:
+                reply = ("crashed", worker.process.returncode)
         else:
             self._release(worker)
         return reply

@@ -171,6 +171,8 @@ def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any],
     >>> verify_purchase({"product": product, "options": {"color": "Pink"}, "price": 25.0}, goal).reward
     0.3333
     """
+    if purchase and not isinstance(purchase, Mapping):
+        return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON object)"})
     if not purchase or not purchase.get("product"):
         return Score(0.0, False, {"reason": "nothing was bought"})
     if not isinstance(goal, Mapping):
@@ -184,6 +186,11 @@ def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any],
         {"options": purchase.get("options") or {}}, ("options",), _MAX_GOAL_ITEMS)
     if why is not None:
         return Score(0.0, False, {"reason": f"the purchase is too large to score: {why}"})
+    if not isinstance(purchase.get("options") or {}, Mapping):
+        return Score(0.0, False, {"reason": "the purchase's options are not a record {type: value}"})
+    price = purchase.get("price")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price != price):
+        return Score(0.0, False, {"reason": f"the purchase's price is not a number: {str(price)[:50]!r}"})
     return run_budgeted(_verify_purchase, dict(purchase), dict(goal), budget_s=budget_s, verifier="webshop")
 
 

@@ -232,7 +232,7 @@ class _HotPath:
                     body = orjson.dumps(await self.store.step(session_id, request.action, request.step_id))
                 else:
                     request = _parse(raw, p.ResetRequest)
-                    observation, info = await self.store.reset(session_id, request.seed, request.options)
+                    observation, info = await self.store.reset(session_id, request.seed, _options(request.options))
                     body = orjson.dumps({"observation": observation, "info": info})
                 status = 200
         except ApiError as e:
@@ -260,6 +260,10 @@ class _HotPath:
             chunks.append(chunk)
             more = message.get("more_body", False)
         return b"".join(chunks)
+
+
+def _options(options: p.ResetOptions | None) -> dict[str, Any] | None:
+    return None if options is None else options.as_options()
 
 
 def _parse(raw: bytes, model: type[BaseModel]) -> Any:
@@ -290,13 +294,13 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
 
     @app.post("/v1/sessions", response_model=p.CreateSessionResponse, status_code=201)
     async def create_session(body: p.CreateSessionRequest) -> dict[str, Any]:
-        session, (observation, info) = await store.create(body.env_id, body.kwargs, body.seed, body.options)
+        session, (observation, info) = await store.create(body.env_id, body.kwargs, body.seed, _options(body.options))
         metrics.sessions.labels(session.env_id).inc()
         return {"session_id": session.id, "env_id": session.env_id, "observation": observation, "info": info}
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=p.ResetResponse)
     async def reset(session_id: str, body: p.ResetRequest) -> Response:
-        observation, info = await store.reset(session_id, body.seed, body.options)
+        observation, info = await store.reset(session_id, body.seed, _options(body.options))
         return _json({"observation": observation, "info": info})
 
     @app.post("/v1/sessions/{session_id}/step", response_model=p.StepResponse)

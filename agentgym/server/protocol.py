@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BatchStepItem", "BatchStepRequest", "BatchStepResponse", "BatchStepResult", "CreateSessionRequest",
-    "CreateSessionResponse", "EnvSpecModel", "ErrorBody", "ResetRequest", "ResetResponse", "StepRequest",
+    "CreateSessionResponse", "EnvSpecModel", "ErrorBody", "ResetOptions", "ResetRequest", "ResetResponse", "StepRequest",
     "StepResponse", "VerifyRequest", "VerifyResponse",
 ]
 
@@ -37,14 +37,27 @@ class EnvSpecModel(BaseModel):
 
 
 # Gymnasium seeds are non-negative: checked here, so a negative one is a 422 naming `seed`, not an env error
-_SEED_DOC = "The episode's seed: a non-negative integer (null: a fresh random one)."
+_SEED_DOC = "The episode's seed: an integer in [0, 2**63) (null: a fresh random one)."
+_MAX_SEED = 2**63 - 1
+
+
+class ResetOptions(_Strict):
+    """What ``reset`` may pick (checked before any env code runs): one task by id, or a split and/or an index."""
+
+    task_id: str | int | None = Field(default=None, description="A task id of the env's task source.")
+    split: str | None = Field(default=None, max_length=200, description="A split of the env, e.g. 'train'.")
+    index: int | None = Field(default=None, ge=0, le=2**31, strict=True,
+                              description="The task's index in the split (0-based).")
+
+    def as_options(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
 
 
 class CreateSessionRequest(_Strict):
     env_id: str = Field(examples=["agentgym/SearchQA-v0"])
     kwargs: dict[str, Any] = Field(default_factory=dict, description="Env keyword arguments (see client_kwargs).")
-    seed: int | None = Field(default=None, ge=0, strict=True, description=_SEED_DOC)
-    options: dict[str, Any] | None = Field(default=None, description="reset options: task_id, split, index.")
+    seed: int | None = Field(default=None, ge=0, le=_MAX_SEED, strict=True, description=_SEED_DOC)
+    options: ResetOptions | None = Field(default=None, description="reset options: task_id, split, index.")
 
 
 class ResetResponse(BaseModel):
@@ -58,8 +71,8 @@ class CreateSessionResponse(ResetResponse):
 
 
 class ResetRequest(_Strict):
-    seed: int | None = Field(default=None, ge=0, strict=True, description=_SEED_DOC)
-    options: dict[str, Any] | None = None
+    seed: int | None = Field(default=None, ge=0, le=_MAX_SEED, strict=True, description=_SEED_DOC)
+    options: ResetOptions | None = None
 
 
 class StepRequest(_Strict):

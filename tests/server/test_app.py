@@ -86,16 +86,20 @@ def test_any_json_action_gets_the_observation_it_gets_in_process(client, action)
     ({"env_id": SEARCH, "unknown": 1}, 422, "invalid_payload"),
     ({"kwargs": {}}, 422, "invalid_payload"),
     ({"env_id": SEARCH, "seed": -1}, 422, "invalid_payload"),
-    ({"env_id": SEARCH, "options": {"index": -1}}, 422, "invalid_request"),
-    ({"env_id": SEARCH, "options": {"level": 3}}, 422, "invalid_request"),
+    ({"env_id": SEARCH, "options": {"index": -1}}, 422, "invalid_payload"),
+    ({"env_id": SEARCH, "options": {"level": 3}}, 422, "invalid_payload"),
+    ({"env_id": SEARCH, "seed": 2**64}, 422, "invalid_payload"),
+    ({"env_id": SEARCH, "options": {"index": 10**6}}, 422, "invalid_request"),  # in range for the protocol, not the split
 ])
 def test_create_errors(client, body, status, code):
     response = client.post("/v1/sessions", json=body)
     assert response.status_code == status and response.json()["code"] == code and response.json()["message"]
 
 
-@pytest.mark.parametrize("body", [{"seed": -1}, {"seed": "3"}, {"options": {"index": "0"}}, {"options": {"split": "x"}},
-                                  {"options": {"nope": 1}}, {"options": [1]}])
+@pytest.mark.parametrize("body", [{"seed": -1}, {"seed": "3"}, {"seed": 2**70}, {"seed": 1.5},
+                                  {"options": {"index": "0"}}, {"options": {"index": 2**40}}, {"options": {"index": True}},
+                                  {"options": {"split": "x"}}, {"options": {"split": 5}}, {"options": {"task_id": [1]}},
+                                  {"options": {"nope": 1}}, {"options": [1]}, {"options": "index"}])
 def test_bad_reset_input_is_a_422_naming_the_field(client, body):
     sid = client.post("/v1/sessions", json={"env_id": SEARCH}).json()["session_id"]
     response = client.post(f"/v1/sessions/{sid}/reset", json=body)

@@ -17,19 +17,28 @@ and symbolic equality), fenced so that one answer cannot hedge or hang it:
   "Answer:" or "The final answer is" prefix, a trailing full stop, thousands
   separators (``1,234``, ``1\,234``, ``1 234``) and unit words after a number
   ("5 cm", "12 dollars"; ``\text{ cm}`` is math-verify's) are removed.
-- A number is answered with a number: against a numeric gold, an unevaluated
-  expression fails ("27 + 43" for 70 restates the question; GRPO on two-number
-  sums learned exactly that echo in 20 steps before this rule). An equation
-  states its right-hand side, so "27 + 43 = 70" answers 70.
-- Numbers are equal when they round equal at 6 decimal places (math-verify's rule).
-- No timeouts: math-verify's are ``signal.alarm`` based, so they fail off the
-  main thread (the env server scores in worker threads), clobber a host's own
-  SIGALRM, cannot interrupt C-level big-integer arithmetic, and would make a
-  reward depend on machine load. Instead every input is bounded before sympy
-  evaluates anything: at most 1,000 characters and 8 levels of brackets, and no
-  sub-expression that could exceed 10**10000 (``10^{10^{10}}``, ``1000000!``).
-  Plain expressions that differ at a fixed sample point are rejected before
-  math-verify's ``simplify``, which can take minutes (``(a+b+c+d)^{40}``).
+- A number is answered with a number (``agentgym.verifiers.number``): against a
+  numeric gold, the answer must be the value itself, read exactly: an integer,
+  a decimal, a fraction in lowest terms, scientific notation, a percentage.
+  Unevaluated expressions ("27 + 43" for 70 restates the question; GRPO on
+  two-number sums learned exactly that echo in 20 steps), juxtaposed numbers
+  ("38 46", ``27\;43``), free symbols that cancel ("27 + 43 + 0x"), fractions
+  not in lowest terms (``\frac{140}{2}``), hedges after the value ("3 but
+  possibly four", ``3 \approx 4``) and numbers in words all fail. An equation
+  states its right-hand side, so "27 + 43 = 70" answers 70. A box inside a box
+  is content of the outer one.
+- Numbers are equal to a relative 1e-9 (two exact fractions: exactly), not at
+  6 decimal places: 0.0000014 is not 0.000001 and 3.141593 is not pi.
+- Bounded and budgeted: math-verify's own timeouts are ``signal.alarm`` based,
+  so they fail off the main thread (the env server scores in worker threads),
+  clobber a host's own SIGALRM and cannot interrupt C-level big-integer
+  arithmetic. Instead every input is bounded before sympy evaluates anything
+  (at most 1,000 characters and 8 levels of brackets, no sub-expression that
+  could exceed 10**10000: ``10^{10^{10}}``, ``1000000!``), plain expressions
+  that differ at a fixed sample point are rejected before math-verify's
+  ``simplify``, and the verification runs in a verifier worker under a time
+  budget (``agentgym.verifiers.budget``): past it, the answer scores 0 with
+  reason "verifier time budget exceeded".
 """
 
 from __future__ import annotations

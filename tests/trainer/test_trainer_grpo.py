@@ -153,3 +153,39 @@ def test_echo_trap_warning_needs_variance_and_entropy_collapsed_without_success(
         # variance gone but entropy still high: not the trap
         alive = _feed(tmp_path / "alive", [(0.3, 0.4, 1.0), (0.2, 0.0, 0.9), (0.2, 0.0, 0.9), (0.2, 0.0, 0.9)])
     assert not any("warning" in r for r in solved + alive)
+
+
+class _Reply:
+    """A generator that writes the same turn for every row (it stands in for the model, not for our code)."""
+
+    def __init__(self, tokenizer, text: str) -> None:
+        self.tokenizer = tokenizer
+        self.ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+
+    def generate(self, contexts, *, stops, max_new_tokens, seed):
+        from agentgym.lm.rollout import Turn
+
+        return [Turn(list(self.ids), ended=True, stopped=False) for _ in contexts]
+
+
+def test_a_verifier_overrun_is_counted_in_the_step_metrics(tmp_path, smollm2_tokenizer):
+    """An answer the verifier cannot finish within its budget scores 0, and the step's metrics say so."""
+    import gymnasium as gym
+
+    from agentgym.lm.rollout import ChatGlue, play_episodes
+    from agentgym.trainer.grpo import RolloutStats
+
+    data = tmp_path / "test.jsonl"
+    data.write_text('{"problem": "Expand it.", "answer": "\\\\{(a+b+c+d+1)^{40}, 1\\\\}"}\n')
+    envs = [gym.make("agentgym/MathTool-v0", files={"test": str(data)}, verifier_budget_s=1.0, split="test")
+            for _ in range(2)]
+    slow, quick = r"<answer>\{(a+b+c+d)^{40}, 1\}</answer>", "<answer>7</answer>"
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    episodes = [play_episodes([env], [TaskSpec("agentgym/MathTool-v0", split="test")], _Reply(smollm2_tokenizer, text),
+                              glue, max_turn_tokens=40, max_completion_tokens=200)[0]
+                for env, text in zip(envs, (slow, quick))]
+    for env in envs:
+        env.close()
+    assert [e.verifier_over_budget for e in episodes] == [True, False]
+    assert all(e.reward == 0.0 and e.error is None for e in episodes)
+    assert RolloutStats(episodes=episodes).summary()["verifier_over_budget"] == 0.5

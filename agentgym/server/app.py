@@ -21,8 +21,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgym import __version__
+from agentgym.core.registry import env_ids as registered_env_ids
 from agentgym.core.registry import env_info
 from agentgym.server import protocol as p
+from agentgym.server.capacity import env_limits as merged_env_limits
 from agentgym.server.compat import agentgym_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.threads import DEFAULT_THREADS
@@ -55,6 +57,12 @@ class _Metrics:
         self.sessions = Gauge("agentgym_sessions", "Open sessions.", ["env_id"], registry=self.registry)
         self.closed = Counter("agentgym_sessions_closed", "Closed sessions by reason.", ["reason"],
                               registry=self.registry)
+        self.limit = Gauge("agentgym_session_limit", "Sessions one env may hold (max_sessions where it has no limit "
+                           "of its own).", ["env_id"], registry=self.registry)
+        self.max_sessions = Gauge("agentgym_max_sessions", "Sessions the server may hold in all.",
+                                  registry=self.registry)
+        self.refused = Counter("agentgym_sessions_refused", "Session creations refused at capacity (429).",
+                               ["env_id"], registry=self.registry)
 
 
 class _Policy:
@@ -127,21 +135,32 @@ class _Guard:
 
 def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, session_ttl_s: float = 600.0,
                token: str | None = None, max_body_bytes: int = 1 << 20, reap_every_s: float | None = None,
-               env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> FastAPI:
+               env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+               env_limits: Mapping[str, int] | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
-    retriever); clients may add only the env's ``client_kwargs``.
+    retriever); clients may add only the env's ``client_kwargs``. ``env_limits[env_id]``
+    caps the sessions of one env; envs whose sessions hold processes and memory
+    (``capacity.SESSION_COSTS``) have a default limit derived from the host's memory.
     """
-    store = SessionStore(allowed_env_ids=env_ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
-                         server_kwargs=server_kwargs, env_threads=env_threads)
+    served = sorted(env_ids or registered_env_ids())
+    store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
+                         server_kwargs=server_kwargs, env_threads=env_threads,
+                         env_limits=merged_env_limits(served, env_limits))
     metrics = _Metrics()
+    metrics.max_sessions.set(max_sessions)
+    for env_id in store.env_ids:
+        metrics.sessions.labels(env_id).set(0)
+        metrics.limit.labels(env_id).set(store.env_limits.get(env_id, max_sessions))
 
     def on_close(session: Session, reason: str) -> None:
         metrics.sessions.labels(session.env_id).dec()
         metrics.closed.labels(reason.split(":")[0]).inc()
 
+    store.on_open = lambda session: metrics.sessions.labels(session.env_id).inc()
     store.on_close = on_close
+    store.on_refuse = lambda env_id: metrics.refused.labels(env_id).inc()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -280,7 +299,7 @@ def _error_body(code: str, message: str) -> bytes:
 def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "sessions": len(store.sessions), "version": __version__}
+        return {"status": "ok", "sessions": len(store.sessions), "version": __version__, "capacity": store.capacity()}
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def prometheus() -> PlainTextResponse:
@@ -295,7 +314,6 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
     @app.post("/v1/sessions", response_model=p.CreateSessionResponse, status_code=201)
     async def create_session(body: p.CreateSessionRequest) -> dict[str, Any]:
         session, (observation, info) = await store.create(body.env_id, body.kwargs, body.seed, _options(body.options))
-        metrics.sessions.labels(session.env_id).inc()
         return {"session_id": session.id, "env_id": session.env_id, "observation": observation, "info": info}
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=p.ResetResponse)
@@ -327,8 +345,7 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
     @app.post("/v1/verify", response_model=p.VerifyResponse)
     async def verify(body: p.VerifyRequest) -> dict[str, Any]:
         try:
-            verifier = get_verifier(body.verifier)
             # on the env worker threads, as steps are: a slow verification never holds up the event loop
-            return await store.threads.run(lambda: verifier(body.prediction, body.task).as_dict())
+            return await store.threads.run(lambda: get_verifier(body.verifier)(body.prediction, body.task).as_dict())
         except Exception as e:  # ConfigError (unknown name) or VerifierError (bad gold): the client's input
             raise ApiError(422, "invalid_verify_request", str(e)) from e

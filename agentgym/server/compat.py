@@ -5,12 +5,14 @@ An AgentGym client is pointed at one env's base URL; here that is
 ``POST /create`` -> ``{"id": int}``; ``POST /reset {"id", "data_idx"}``;
 ``POST /step {"id", "action"}`` -> ``{"observation", "reward", "done", "info"}``;
 ``GET /observation?id=`` -> ``{"observation"}``; ``POST /close {"id"}``.
-``data_idx`` picks the task by index in the env's split; ids are the server's own ints.
+``data_idx`` picks the task by index in the env's split. Ids are ints, as AgentGym's
+clients expect, drawn at random from [1, 2**63): knowing one's own id tells nothing
+of another client's, so only the client that created a session can step or close it.
 """
 
 from __future__ import annotations
 
-import itertools
+import secrets
 from typing import Any
 
 from fastapi import APIRouter
@@ -38,7 +40,6 @@ class CompatStep(BaseModel):
 def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
     """Routes under ``/<env_id>`` speaking AgentGym's protocol over this server's sessions."""
     router = APIRouter(prefix=f"/{env_id}", tags=[f"AgentGym compatibility: {env_id}"])
-    counter = itertools.count()
     ids: dict[int, str] = {}  # AgentGym's int id -> session id
     last: dict[int, str] = {}  # last observation, for GET /observation
 
@@ -59,7 +60,7 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
             ids.pop(stale, None)
             last.pop(stale, None)
         session, (observation, _) = await store.create(env_id, {}, None, None)
-        compat_id = next(counter)
+        compat_id = _new_id(ids)
         ids[compat_id], last[compat_id] = session.id, observation
         return {"id": compat_id}
 
@@ -90,3 +91,11 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
         return {"closed": True}
 
     return router
+
+
+def _new_id(taken: dict[int, str]) -> int:
+    """A random id in [1, 2**63) not in ``taken``: as unguessable as a 62-bit secret, and an int."""
+    while True:
+        compat_id = 1 + secrets.randbelow(2**63 - 1)
+        if compat_id not in taken:
+            return compat_id

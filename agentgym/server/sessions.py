@@ -1,4 +1,4 @@
-"""Sessions: one env each, a lock each, an idle TTL, a capacity limit, and clean shutdown.
+"""Sessions: one env each, a lock each, an idle TTL, capacity limits (in all and per env), and clean shutdown.
 
 Env code runs in worker threads (never on the event loop); a session's lock
 serialises its requests; an env that raises takes down only its own session.
@@ -10,12 +10,14 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
 from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
+from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
 
 __all__ = ["ApiError", "Session", "SessionStore"]
@@ -48,7 +50,7 @@ class SessionStore:
 
     def __init__(self, *, allowed_env_ids: list[str] | None = None, max_sessions: int = 1024,
                  session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-                 env_threads: int = DEFAULT_THREADS) -> None:
+                 env_threads: int = DEFAULT_THREADS, env_limits: Mapping[str, int] | None = None) -> None:
         if max_sessions < 1:
             raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}.")
         if session_ttl_s <= 0:
@@ -57,6 +59,7 @@ class SessionStore:
         for env_id in self.env_ids:
             env_info(env_id)  # raises EnvNotFound with a did-you-mean
         self.max_sessions = max_sessions
+        self.env_limits = {e: n for e, n in (env_limits or {}).items() if e in self.env_ids}  # sessions of one env
         self.session_ttl_s = session_ttl_s
         self.server_kwargs = {k: dict(v) for k, v in (server_kwargs or {}).items()}
         for env_id in self.env_ids:  # the operator's mistakes fail at startup, not in every session
@@ -64,28 +67,67 @@ class SessionStore:
                 check_env_kwargs(env_id, self.server_kwargs[env_id])
         self.sessions: dict[str, Session] = {}
         self.threads = EnvThreads(env_threads)  # env code runs here, never on the event loop
-        self._pending = 0  # sessions being created: they count against capacity
+        self.open: Counter[str] = Counter()  # env id -> open sessions
+        self._pending: Counter[str] = Counter()  # env id -> sessions being created: they count against capacity
+        self.on_open: Callable[[Session], None] = lambda session: None
         self.on_close: Callable[[Session, str], None] = lambda session, reason: None
+        self.on_refuse: Callable[[str], None] = lambda env_id: None
+
+    def capacity(self) -> dict[str, Any]:
+        """Sessions open and the limits, in all and per env (what /healthz reports)."""
+        free = self.max_sessions - len(self.sessions) - sum(self._pending.values())
+        envs = {}
+        for env_id in self.env_ids:
+            limit = self.env_limits.get(env_id, self.max_sessions)
+            used = self.open[env_id] + self._pending[env_id]
+            envs[env_id] = {"sessions": self.open[env_id], "limit": limit, "free": max(0, min(free, limit - used))}
+        return {"max_sessions": self.max_sessions, "free": max(0, free), "envs": envs}
+
+    def _check_capacity(self, env_id: str) -> None:
+        """A 429 naming the limit that is full, and how to raise it."""
+        if len(self.sessions) + sum(self._pending.values()) >= self.max_sessions:
+            self.on_refuse(env_id)
+            raise ApiError(429, "capacity", f"The server holds its limit of {self.max_sessions} sessions; close "
+                                            "finished sessions (DELETE /v1/sessions/{id}) or retry later (the "
+                                            "operator raises it with agentgym serve --max-sessions N).")
+        limit = self.env_limits.get(env_id)
+        if limit is not None and self.open[env_id] + self._pending[env_id] >= limit:
+            self.on_refuse(env_id)
+            cost = SESSION_COSTS.get(env_id)
+            holds = f"; each holds {cost.holds}" if cost else ""
+            raise ApiError(429, "capacity", f"The server holds its limit of {limit} {env_id} sessions{holds}. Close "
+                                            "finished sessions (DELETE /v1/sessions/{id}) or retry later (the operator "
+                                            f"raises it with agentgym serve --env-limit {env_id}=N).")
 
     # ---- lifecycle -----------------------------------------------------------
     async def create(self, env_id: str, kwargs: Mapping[str, Any], seed: int | None,
                      options: Mapping[str, Any] | None) -> tuple[Session, tuple[str, dict[str, Any]]]:
         if env_id not in self.env_ids:
             raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
-        env_class = await self._call(None, lambda: load_env_class(env_id))
         all_kwargs = {**self.server_kwargs.get(env_id, {}), **kwargs}
-        self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
-        if len(self.sessions) + self._pending >= self.max_sessions:
-            raise ApiError(429, "capacity", f"The server holds its limit of {self.max_sessions} sessions; "
-                                            "close finished sessions (DELETE /v1/sessions/{id}) or retry later.")
-        self._pending += 1
+
+        def load() -> type:  # imports the env's module and reads its signature: env code, so not on the loop
+            env_class = load_env_class(env_id)
+            self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
+            return env_class
+
+        env_class = await self._call(None, load)
+        self._check_capacity(env_id)
+        self._pending[env_id] += 1
+        session = None
         try:
             env = await self._call(None, lambda: env_class(**all_kwargs))
             session = Session(id=secrets.token_urlsafe(12), env_id=env_id, env=env)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
+        except BaseException:
+            if session is not None and not session.closed:  # reset failed as the client's fault: free the env
+                await self._close_env(session)
+            raise
         finally:
-            self._pending -= 1
+            self._pending[env_id] -= 1
         self.sessions[session.id] = session
+        self.open[env_id] += 1
+        self.on_open(session)
         return session, first
 
     def _check_kwargs(self, env_id: str, env_class: type, kwargs: Mapping[str, Any],
@@ -117,8 +159,13 @@ class SessionStore:
         if session.closed:
             return
         session.closed = True
-        self.sessions.pop(session.id, None)
-        self.on_close(session, reason)
+        if self.sessions.pop(session.id, None) is not None:  # a session that failed its first reset was never open
+            self.open[session.env_id] -= 1
+            self.on_close(session, reason)
+        await self._close_env(session)
+
+    async def _close_env(self, session: Session) -> None:
+        session.closed = True
         try:
             await self.threads.run(session.env.close)
         except Exception:  # a failing close must not keep the session alive

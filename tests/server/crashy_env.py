@@ -1,4 +1,10 @@
-"""A test env whose ``step`` raises on the action "crash" (an env bug, as the server must survive)."""
+"""A test env whose ``step`` raises on the action "crash" (an env bug, as the server must survive).
+
+With ``slow_s``, making it, resetting it, closing it and the action "slow" each block
+its thread that long (env work the event loop must not wait on).
+"""
+
+import time
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.registry import EnvInfo, register_envs
@@ -6,12 +12,22 @@ from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool
 from agentgym.verifiers.score import Score
 
-CRASHY = EnvInfo("test/Crashy-v0", "crashy_env:CrashyEnv", "Raises on 'crash'.", client_kwargs=("max_turns",))
+CRASHY = EnvInfo("test/Crashy-v0", "crashy_env:CrashyEnv", "Raises on 'crash'.", client_kwargs=("max_turns", "slow_s"))
 
 
 class CrashyEnv(AgentEnv):
-    def __init__(self, max_turns: int = 3):
+    def __init__(self, max_turns: int = 3, slow_s: float = 0.0):
+        time.sleep(slow_s)
+        self.slow_s = slow_s
         super().__init__(tasks=TaskList([Task("t0", "Say ok.", {"answer": "ok"})]), max_turns=max_turns)
+
+    def reset(self, *, seed=None, options=None):
+        time.sleep(self.slow_s)
+        return super().reset(seed=seed, options=options)
+
+    def close(self):
+        time.sleep(self.slow_s)
+        super().close()
 
     def make_tools(self):
         return [Tool("echo", "Echo.", {"type": "object", "properties": {"text": {"type": "string"}},
@@ -20,6 +36,8 @@ class CrashyEnv(AgentEnv):
     def step(self, action):
         if action == "crash":
             raise RuntimeError("boom")
+        if action == "slow":
+            time.sleep(self.slow_s)
         return super().step(action)
 
     def verify(self, answer, task):

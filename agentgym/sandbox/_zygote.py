@@ -7,8 +7,13 @@ For each ``run`` request it forks a child that drops to the untrusted uid, loses
 every capability, sets rlimits, writes the request's files and then either
 ``exec``s a command or runs Python code in the forked interpreter (no new
 interpreter start: this is what makes a call cost about a fork). The supervisor
-enforces the wall-clock limit, caps the output, and afterwards kills every
-process the call left behind.
+enforces the wall-clock limit, the call's total memory (its processes' PSS
+plus SysV shared memory, sampled every few milliseconds) and the output cap,
+and afterwards kills every process the call left behind and removes the SysV
+IPC objects (shared memory, semaphores, message queues) it created. Each call
+runs under the seccomp filter the host compiled (``seccomp.py``). Where the
+host asks for it (``tmpfs``), the supervisor mounts the writable directories
+itself, with a size and an inode limit, and then drops ``CAP_SYS_ADMIN``.
 
 This file is read as source and passed to ``python -c``: it must import nothing
 from agentgym and keep to the standard library.
@@ -32,7 +37,14 @@ import types
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_CAP_SYS_ADMIN = 21
+_MS_NOSUID, _MS_NODEV = 2, 4
+_IPC_RMID = 0
 _LAST_CAP = 63
+_MEMORY_POLL_S = 0.02
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 _OOM_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -43,6 +55,45 @@ class _CapHeader(ctypes.Structure):
 
 class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_seccomp = {}
+
+
+def _load_seccomp(hex_program):
+    """Keep the compiled filter in memory for every child to install (fork copies it)."""
+    program = bytes.fromhex(hex_program or "")
+    if program:
+        _seccomp["buffer"] = ctypes.create_string_buffer(program, len(program))
+        _seccomp["prog"] = _SockFprog(len(program) // 8, ctypes.addressof(_seccomp["buffer"]))
+
+
+def _install_seccomp():
+    if "prog" in _seccomp and _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER,
+                                          ctypes.byref(_seccomp["prog"]), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def _mount_tmpfs(mounts):
+    """Mount each size- and inode-capped tmpfs, then give up CAP_SYS_ADMIN for good."""
+    for path, options in mounts.items():
+        if _libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode()) != 0:
+            raise OSError(ctypes.get_errno(), f"mount tmpfs on {path} failed")
+    _libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_ADMIN, 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    if _libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget failed")
+    keep = ~(1 << _CAP_SYS_ADMIN) & 0xFFFFFFFF
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def _drop_privileges(uid, gid):
@@ -134,7 +185,10 @@ def _child(req, fds, cfg):
         os.closerange(3, 65536)
         os.chdir(cfg["workdir"])
         _drop_privileges(cfg["uid"], cfg["gid"])
+        # Dumpable, so the supervisor (as this uid, no ptrace capability) can read the call's memory use.
+        _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
         _set_limits(req)
+        _install_seccomp()
         os.umask(0o022)
         _write_files(req["files"])
         env = req["env"]
@@ -182,6 +236,75 @@ def _kill_leftovers(pid, cfg):
         time.sleep(0.001)
 
 
+def _sysv(kind):
+    """The SysV IPC objects of this IPC namespace (``shm``, ``sem`` or ``msg``), one dict per object."""
+    try:
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    if not lines:
+        return []
+    names = lines[0].split()
+    return [dict(zip(names, line.split())) for line in lines[1:]]
+
+
+def _as_uid(uid, action):
+    """Run ``action`` with the effective and file-system uid of the calls (the objects' owner)."""
+    if uid is None:
+        return action()
+    os.setegid(uid)
+    os.seteuid(uid)
+    try:
+        return action()
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+def _remove_sysv_ipc(cfg):
+    """Remove every SysV IPC object the call created: they would outlive it, uncounted, for the next call."""
+    found = [(kind, int(entry[key])) for kind, key in (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid"))
+             for entry in _sysv(kind)]
+    if not found:
+        return
+
+    def remove():
+        for kind, ident in found:
+            if kind == "shm":
+                _libc.shmctl(ident, _IPC_RMID, None)
+            elif kind == "sem":
+                _libc.semctl(ident, 0, _IPC_RMID)
+            else:
+                _libc.msgctl(ident, _IPC_RMID, None)
+
+    _as_uid(cfg["uid"], remove)
+
+
+def _call_memory(pids, precise):
+    """Bytes the call holds: its processes' resident memory (``precise``: PSS, else an RSS upper bound),
+    plus SysV shared memory no process maps and queued SysV messages."""
+    total = 0
+    for pid in pids:
+        try:
+            if precise:
+                with open(f"/proc/{pid}/smaps_rollup") as fh:
+                    for line in fh:
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1]) * 1024
+                            break
+            else:
+                with open(f"/proc/{pid}/statm") as fh:
+                    total += int(fh.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            continue  # exited meanwhile
+    for segment in _sysv("shm"):
+        if not precise or segment.get("nattch") == "0":
+            total += int(segment.get("rss", segment["size"]))
+    total += sum(int(queue["cbytes"]) for queue in _sysv("msg"))
+    return total
+
+
 _reaped = {}
 
 
@@ -215,6 +338,10 @@ class _Call:
         self.cfg = cfg
         self.start = time.monotonic()
         self.deadline = self.start + req["timeout_s"]
+        self.memory_limit = (req["memory_mb"] + req["rss_base_mb"]) * 1024 * 1024 if cfg["pidns"] else None
+        self.next_poll = self.start + _MEMORY_POLL_S
+        self.memory_used = 0
+        self.rss_base_mb = req["rss_base_mb"]
         self.cap = req["max_output_bytes"]
         stdin_r, stdin_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -242,7 +369,7 @@ class _Call:
         if not self.stdin:
             self._close_stdin()
         self.status = None
-        self.timed_out = self.flooded = False
+        self.timed_out = self.flooded = self.memory_exceeded = False
 
     def _close_stdin(self):
         os.close(self.stdin_w)
@@ -268,9 +395,18 @@ class _Call:
                 self.timed_out = True
                 self._stop()
                 continue
+            if self.status is None and self.memory_limit is not None and now >= self.next_poll:
+                self.next_poll = now + _MEMORY_POLL_S
+                if self._over_memory():
+                    self.memory_exceeded = True
+                    self._stop()
+                    continue
             if self.status is not None and now > self.deadline + 2:
                 break  # something outside our reach holds a pipe: do not wait for it forever
-            wait_s = max(0.0, self.deadline - now) if self.status is None else 0.05
+            if self.status is None:
+                wait_s = max(0.0, min(self.deadline, self.next_poll) - now)
+            else:
+                wait_s = 0.05
             readers = list(self.open_fds) + ([pidfd] if self.status is None else [])
             writers = [self.stdin_w] if self.stdin_w is not None else []
             try:
@@ -283,6 +419,16 @@ class _Call:
                 if fd != pidfd:
                     self._drain(fd)
         os.close(pidfd)
+
+    def _over_memory(self):
+        """Whether the call's processes and SysV memory together exceed its memory limit (RLIMIT_AS binds
+        each process alone). The cheap RSS sum overcounts pages shared between processes; only past the
+        limit is the exact PSS read."""
+        pids = _other_pids()
+        if _call_memory(pids, precise=False) <= self.memory_limit:
+            return False
+        self.memory_used = _as_uid(self.cfg["uid"], lambda: _call_memory(pids, precise=True))
+        return self.memory_used > self.memory_limit
 
     def _feed(self):
         try:
@@ -321,13 +467,18 @@ class _Call:
         self.stdin[:] = bytes(len(self.stdin))
         status = self.status
         exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        if self.memory_exceeded:
+            mb = 1024 * 1024
+            self.bufs[self.err] += (f"\nsandbox: stopped: the call's processes and shared memory together held "
+                                    f"{self.memory_used // mb - self.rss_base_mb} MB, over its memory limit of "
+                                    f"{self.memory_limit // mb - self.rss_base_mb} MB\n").encode()
         err_tail = bytes(self.bufs[self.err][-4096:])
         return {
             "stdout": self.bufs[self.out].decode("utf-8", "replace"),
             "stderr": self.bufs[self.err].decode("utf-8", "replace"),
             "exit_code": exit_code,
             "timed_out": self.timed_out or exit_code == -signal.SIGXCPU,
-            "oom": any(m in err_tail for m in _OOM_MARKERS),
+            "oom": self.memory_exceeded or any(m in err_tail for m in _OOM_MARKERS),
             "output_truncated": self.seen[self.out] > self.cap or self.seen[self.err] > self.cap,
             "output_limit_exceeded": self.flooded,
             "duration_s": time.monotonic() - self.start,
@@ -337,12 +488,18 @@ class _Call:
 def _run(req, cfg, ctl_in):
     call = _Call(req, cfg, ctl_in)
     call.wait()
+    if cfg["pidns"]:
+        _remove_sysv_ipc(cfg)  # every process of the call is gone: nothing holds them any more
     return call.result()
 
 
 def _wipe(cfg):
-    for root in (cfg["workdir"], "/tmp") if cfg["pidns"] else (cfg["workdir"],):
-        for name in os.listdir(root):
+    for root in (cfg["workdir"], "/tmp", "/dev/shm") if cfg["pidns"] else (cfg["workdir"],):
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
             path = os.path.join(root, name)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
@@ -391,11 +548,11 @@ def _send(fd, obj):
         data = data[n:]
 
 
-def _vm_mb():
+def _vm_mb(field="VmSize:"):
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
-                if line.startswith("VmSize:"):
+                if line.startswith(field):
                     return int(line.split()[1]) // 1024 + 1
     except OSError:
         pass
@@ -411,10 +568,14 @@ def main():
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _load_seccomp(cfg.get("seccomp"))
+    if cfg.get("tmpfs"):
+        _mount_tmpfs(cfg["tmpfs"])
     if cfg["uid"] is not None:
-        for path in (cfg["workdir"], "/tmp"):
-            os.chown(path, cfg["uid"], cfg["gid"])
-            os.chmod(path, 0o1777 if path == "/tmp" else 0o755)
+        for path in (cfg["workdir"], "/tmp", "/dev/shm"):
+            if os.path.isdir(path):
+                os.chown(path, cfg["uid"], cfg["gid"])
+                os.chmod(path, 0o755 if path == cfg["workdir"] else 0o1777)
     os.chdir(cfg["workdir"])
     preloaded = []
     for name in cfg["preload"]:
@@ -431,7 +592,9 @@ def main():
             return
         op = req.get("op")
         if op == "run":
-            req["as_base_mb"] = _vm_mb() if req["code"] is not None and not req["argv"] else 0
+            forked = req["code"] is not None and not req["argv"]
+            req["as_base_mb"] = _vm_mb() if forked else 0
+            req["rss_base_mb"] = _vm_mb("VmRSS:") if forked else 0
             reply = _run(req, cfg, ctl_in)
         elif op == "wipe":
             _wipe(cfg)

@@ -20,11 +20,14 @@ Isolation = Literal["episode", "call"]
 class Limits:
     """Resource limits applied to every call. All of them always apply.
 
-    ``memory_mb`` is the address space a call may use on top of the interpreter
-    it runs in (Python code) or in all (commands). ``disk_mb`` sizes each private
-    writable directory (``/work``, ``/tmp``); ``file_size_mb`` caps one file.
-    ``max_output_bytes`` caps stdout and stderr each; a call that writes more
-    than 8x that is stopped.
+    ``memory_mb`` bounds a call on top of the interpreter it runs in (Python
+    code) or in all (commands), twice: each process's address space, and the
+    memory of all the call's processes together (proportional set size) plus the
+    SysV shared memory and message queues it holds; past the total the call is
+    stopped with ``oom`` set. ``disk_mb`` sizes each private writable directory
+    (``/work``, ``/tmp``, ``/dev/shm``) and ``max_files`` caps the files and
+    directories in each; ``file_size_mb`` caps one file. ``max_output_bytes``
+    caps stdout and stderr each; a call that writes more than 8x that is stopped.
     """
 
     timeout_s: float = 10.0
@@ -33,6 +36,7 @@ class Limits:
     max_processes: int = 64
     file_size_mb: int = 16
     disk_mb: int = 64
+    max_files: int = 16_384
     open_files: int = 256
     max_output_bytes: int = 64_000
 
@@ -41,7 +45,7 @@ class Limits:
             raise ConfigError(f"timeout_s must be in (0, 3600], got {self.timeout_s}.")
         if self.cpu_s is not None and self.cpu_s <= 0:
             raise ConfigError(f"cpu_s must be > 0 (or None for timeout_s), got {self.cpu_s}.")
-        for name in ("memory_mb", "max_processes", "file_size_mb", "disk_mb", "open_files", "max_output_bytes"):
+        for name in ("memory_mb", "max_processes", "file_size_mb", "disk_mb", "max_files", "open_files", "max_output_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}.")
         if self.open_files < 16:

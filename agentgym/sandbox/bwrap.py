@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentgym.errors import DependencyNotInstalled
 from agentgym.sandbox.base import Isolation, Limits
+from agentgym.sandbox.seccomp import call_filter
 from agentgym.sandbox.zygote import ProcessChannel, ZygoteSandbox, zygote_argv
 
 __all__ = ["BwrapSandbox", "find_bwrap"]
@@ -33,8 +34,9 @@ _UID_SPAN = 60_000
 _uid_counter = itertools.count()
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives",
               "/etc/mime.types", "/etc/matplotlibrc")
+# CAP_SYS_ADMIN only to mount the writable tmpfs: the supervisor drops it before the first call.
 _SUPERVISOR_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_CHOWN", "CAP_FOWNER",
-                    "CAP_DAC_OVERRIDE")
+                    "CAP_DAC_OVERRIDE", "CAP_SYS_ADMIN")
 
 
 def find_bwrap() -> str:
@@ -131,18 +133,20 @@ class BwrapSandbox(ZygoteSandbox):
                     made.add(str(parent))
                     args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", root, root]
-        args += ["--proc", "/proc", "--dev", "/dev",
-                 "--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work",
-                 "--size", disk, "--tmpfs", "/dev/shm", "--chdir", "/work", "--clearenv"]
+        # The writable directories are mounted by the supervisor (bwrap's --tmpfs takes no inode limit).
+        args += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--dir", "/work", "--dir", "/dev/shm",
+                 "--chdir", "/work", "--clearenv"]
         if self.privileged:
             args += ["--cap-drop", "ALL"]
             for cap in _SUPERVISOR_CAPS:
                 args += ["--cap-add", cap]
         else:
-            args += ["--unshare-user"]
+            args += ["--unshare-user", "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"]
         for key, value in self._base_env().items():
             args += ["--setenv", key, value]
-        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload)}
+        tmpfs = f"size={disk},nr_inodes={self.limits.max_files},mode=0755"
+        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload),
+                  "tmpfs": {path: tmpfs for path in ("/work", "/tmp", "/dev/shm")}, "seccomp": call_filter().hex()}
         return args + ["--", *zygote_argv(os.path.realpath(sys.executable), config)]
 
     def _start_hint(self) -> str:

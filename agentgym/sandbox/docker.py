@@ -25,6 +25,7 @@ from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, SandboxError
 from agentgym.sandbox.base import Isolation, Limits
+from agentgym.sandbox.seccomp import call_filter
 from agentgym.sandbox.zygote import Channel, ZygoteSandbox, zygote_argv
 
 __all__ = ["DockerSandbox"]
@@ -145,13 +146,14 @@ class DockerSandbox(ZygoteSandbox):
     def _open(self) -> Channel:
         import docker
 
-        disk = f"size={self.limits.disk_mb}m"
-        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload)}
+        disk = f"size={self.limits.disk_mb}m,nr_inodes={self.limits.max_files}"
+        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload),
+                  "seccomp": call_filter().hex()}
         try:
             container = self.client.containers.create(
                 self.image, zygote_argv(self.python, config), stdin_open=True, tty=False, detach=True,
                 network_mode="none", read_only=not self.writable, init=True, user="0:0", working_dir="/work",
-                tmpfs={"/work": disk, "/tmp": disk}, environment=self._base_env(),
+                tmpfs={"/work": disk, "/tmp": disk, "/dev/shm": disk}, environment=self._base_env(),
                 mem_limit=f"{self.limits.memory_mb + _SUPERVISOR_MB}m",
                 memswap_limit=f"{self.limits.memory_mb + _SUPERVISOR_MB}m",
                 pids_limit=self.limits.max_processes + 16, nano_cpus=int(self.cpus * 1e9),

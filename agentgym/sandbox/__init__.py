@@ -9,6 +9,15 @@ Backends: ``bwrap`` (default; Linux namespaces + rlimits + an unprivileged uid,
 calls forked from a warm supervisor), ``docker`` (one container per sandbox,
 ``network_mode="none"``, memory/CPU/pids limits) and ``local`` (no isolation;
 explicit opt-in). Untrusted code never runs in the calling process.
+
+On ``bwrap`` and ``docker`` nothing of a call outlives it but the files it left
+in ``/work``, ``/tmp`` and ``/dev/shm`` (kept until ``reset()`` with
+``isolation="episode"``, wiped after the call with ``"call"``): its processes are
+killed and its SysV shared memory, semaphores and message queues removed. Every
+call runs under a seccomp filter (``seccomp.py``) that denies the kernel keyring
+and new namespaces, and under ``Limits``: time, CPU, memory per process and in
+total (shared memory included), processes, file size, disk and inodes per
+writable directory, open files, output.
 """
 
 from __future__ import annotations

@@ -369,7 +369,7 @@ class _Call:
         if not self.stdin:
             self._close_stdin()
         self.status = None
-        self.timed_out = self.flooded = self.memory_exceeded = False
+        self.timed_out = self.flooded = self.memory_exceeded = self.files_exceeded = False
 
     def _close_stdin(self):
         os.close(self.stdin_w)
@@ -397,8 +397,9 @@ class _Call:
                 continue
             if self.status is None and self.memory_limit is not None and now >= self.next_poll:
                 self.next_poll = now + _MEMORY_POLL_S
-                if self._over_memory():
-                    self.memory_exceeded = True
+                self.memory_exceeded = self._over_memory()
+                self.files_exceeded = self._too_many_files()
+                if self.memory_exceeded or self.files_exceeded:
                     self._stop()
                     continue
             if self.status is not None and now > self.deadline + 2:
@@ -429,6 +430,20 @@ class _Call:
             return False
         self.memory_used = _as_uid(self.cfg["uid"], lambda: _call_memory(pids, precise=True))
         return self.memory_used > self.memory_limit
+
+    def _too_many_files(self):
+        """Past ``max_files`` in a writable directory (only where its tmpfs has no inode limit of its own)."""
+        limit = self.cfg.get("max_files")
+        if not limit:
+            return None
+        for path in (self.cfg["workdir"], "/tmp", "/dev/shm"):
+            try:
+                stat = os.statvfs(path)
+            except OSError:
+                continue
+            if stat.f_files - stat.f_ffree > limit + 1:  # + the directory itself
+                return path
+        return None
 
     def _feed(self):
         try:
@@ -472,6 +487,9 @@ class _Call:
             self.bufs[self.err] += (f"\nsandbox: stopped: the call's processes and shared memory together held "
                                     f"{self.memory_used // mb - self.rss_base_mb} MB, over its memory limit of "
                                     f"{self.memory_limit // mb - self.rss_base_mb} MB\n").encode()
+        if self.files_exceeded:
+            self.bufs[self.err] += (f"\nsandbox: stopped: more than {self.cfg['max_files']} files and directories "
+                                    f"in {self.files_exceeded}\n").encode()
         err_tail = bytes(self.bufs[self.err][-4096:])
         return {
             "stdout": self.bufs[self.out].decode("utf-8", "replace"),

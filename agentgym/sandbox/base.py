@@ -129,8 +129,9 @@ class Program:
 class Sandbox(ABC):
     """Runs untrusted programs in isolation. One call at a time per instance.
 
-    ``isolation="episode"`` keeps ``/work`` and ``/tmp`` across calls until
-    ``reset()``; ``"call"`` wipes them after every call. No process outlives a call.
+    ``isolation="episode"`` keeps ``/work``, ``/tmp`` and ``/dev/shm`` across calls
+    until ``reset()``; ``"call"`` wipes them after every call. No process and no
+    SysV IPC object outlives a call.
     Use it as a context manager or call ``close()``.
     """
 

@@ -2,15 +2,24 @@
 
 Inside the sandbox: no network (own empty net namespace), own pid, ipc and uts
 namespaces, the host's ``/usr`` and the Python installation read-only, a
-private ``/work`` and ``/tmp`` (size-capped tmpfs), a minimal ``/dev`` and
-``/proc`` of the sandbox's own processes. Nothing else of the host is there: no
-home directory, no project checkout, no ``/etc/shadow``.
+private ``/work``, ``/tmp`` and ``/dev/shm`` (tmpfs capped in size and inodes), a
+minimal ``/dev`` and ``/proc`` of the sandbox's own processes. Nothing else of
+the host is there: no home directory, no project checkout, no ``/etc/shadow``.
+Between calls the supervisor removes the SysV IPC objects of the last call (the
+ipc namespace is the sandbox's, shared by its calls); during a call it stops the
+call once all its processes and shared memory together pass ``memory_mb``. Each
+call runs under the seccomp filter of ``seccomp.py`` (no keyring, no new user or
+other namespaces).
 
 Run as root, the supervisor keeps the few capabilities it needs and each call
 runs under a per-sandbox unprivileged uid with every capability dropped, so the
-process limit applies and the call cannot signal the supervisor. Run as a normal
-user, bubblewrap makes a user namespace and calls run as that user with no
-capabilities; the process limit then counts the user's own processes too.
+process limit applies and the call cannot signal the supervisor; the supervisor
+mounts the writable tmpfs itself (bubblewrap's ``--tmpfs`` takes no inode limit)
+and drops ``CAP_SYS_ADMIN`` before the first call. Run as a normal user,
+bubblewrap makes a user namespace (``--disable-userns``: no nested ones) and
+calls run as that user with no capabilities; the process limit then counts the
+user's own processes too, and the file limit is enforced by the supervisor,
+which stops a call once a writable directory holds more than ``max_files``.
 """
 
 from __future__ import annotations
@@ -133,20 +142,25 @@ class BwrapSandbox(ZygoteSandbox):
                     made.add(str(parent))
                     args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", root, root]
-        # The writable directories are mounted by the supervisor (bwrap's --tmpfs takes no inode limit).
-        args += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--dir", "/work", "--dir", "/dev/shm",
-                 "--chdir", "/work", "--clearenv"]
+        writable = ("/work", "/tmp", "/dev/shm")
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload),
+                  "seccomp": call_filter().hex()}
         if self.privileged:
+            # bwrap's --tmpfs takes no inode limit: the supervisor mounts these itself, then drops CAP_SYS_ADMIN.
+            args += [arg for path in writable for arg in ("--dir", path)]
+            config["tmpfs"] = {path: f"size={disk},nr_inodes={self.limits.max_files},mode=0755" for path in writable}
             args += ["--cap-drop", "ALL"]
             for cap in _SUPERVISOR_CAPS:
                 args += ["--cap-add", cap]
         else:
-            args += ["--unshare-user", "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"]
+            # bwrap nests a second user namespace that cannot mount: the supervisor counts files instead.
+            args += [arg for path in writable for arg in ("--size", disk, "--tmpfs", path)]
+            config["max_files"] = self.limits.max_files
+            args += ["--unshare-user", "--disable-userns"]
+        args += ["--chdir", "/work", "--clearenv"]
         for key, value in self._base_env().items():
             args += ["--setenv", key, value]
-        tmpfs = f"size={disk},nr_inodes={self.limits.max_files},mode=0755"
-        config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload),
-                  "tmpfs": {path: tmpfs for path in ("/work", "/tmp", "/dev/shm")}, "seccomp": call_filter().hex()}
         return args + ["--", *zygote_argv(os.path.realpath(sys.executable), config)]
 
     def _start_hint(self) -> str:

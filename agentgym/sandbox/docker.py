@@ -1,10 +1,13 @@
 """The ``docker`` backend: one container per sandbox, driven through the Docker SDK.
 
 The container runs the same supervisor as the ``bwrap`` backend as its main
-process, with ``network_mode="none"``, a read-only root filesystem, size-capped
-tmpfs ``/work`` and ``/tmp``, memory, CPU and pids limits, ``init=True`` and
-every capability dropped but the few the supervisor needs to drop to a
-per-sandbox uid for each call. The image needs ``python3``; pick it with
+process, with ``network_mode="none"``, a read-only root filesystem, tmpfs
+``/work``, ``/tmp`` and ``/dev/shm`` capped in size and inodes, memory, CPU and
+pids limits, ``init=True`` and every capability dropped but the few the
+supervisor needs to drop to a per-sandbox uid for each call. As on ``bwrap``,
+each call runs under the seccomp filter of ``seccomp.py`` (on top of Docker's
+own profile), its total memory is watched, and its SysV IPC objects are removed
+after it. The image needs ``python3``; pick it with
 ``image=`` or ``$AGENTGYM_SANDBOX_IMAGE`` (default ``python:3.11-slim``).
 
 ``writable=("/testbed",)`` is for images that carry their own working tree (a

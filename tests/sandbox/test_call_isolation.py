@@ -4,12 +4,14 @@ inode floods, new user namespaces. Each runs on ``bwrap`` and, where an engine r
 
 from __future__ import annotations
 
+import struct
 import time
 
 import pytest
 
 from agentgym.sandbox import Limits, make_sandbox
 from agentgym.sandbox.pool import SandboxPool
+from agentgym.sandbox.seccomp import call_filter
 from conftest import requires_docker
 
 LIMITS = Limits(timeout_s=10, memory_mb=256, max_processes=32, disk_mb=16, max_files=2_000)
@@ -181,3 +183,16 @@ def test_threads_and_subprocesses_still_work(sandbox):
             "print(sorted(seen), subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout.strip())\n")
     result = sandbox.run(code)
     assert result.ok and result.stdout == "[0, 1, 2, 3] child\n", result
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_seccomp_filter_is_well_formed(machine):
+    program = call_filter(machine)
+    steps = [struct.unpack("=HBBI", program[at:at + 8]) for at in range(0, len(program), 8)]
+    assert len(program) % 8 == 0 and 8 < len(steps) < 64
+    assert steps[0] == (0x20, 0, 0, 4)  # first, load the architecture
+    for at, (code, jt, jf, _) in enumerate(steps):
+        if code & 0x07 == 0x05:  # a jump lands inside the program
+            assert at + 1 + max(jt, jf) < len(steps)
+    assert steps[-1][0] == 0x06  # it ends in a return
+    assert call_filter("riscv64") == b""  # unknown: no filter rather than a wrong one

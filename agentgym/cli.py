@@ -250,11 +250,21 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
           host: Annotated[str, typer.Option(help="Bind address; anything but loopback needs --token.")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
           max_sessions: Annotated[int, typer.Option(help="Open sessions at most; more get 429.")] = 1024,
+          env_limit: Annotated[Optional[list[str]], typer.Option(
+              metavar="ENV_ID=N", help="Open sessions of one env at most (repeatable); more get 429 [default: "
+                                       "SWEBench and WebShopBrowser, whose sessions hold processes and memory: "
+                                       "half the host's memory over what one session may fill; others: none].")]
+          = None,
           session_ttl_s: Annotated[float, typer.Option(help="Close sessions idle this long.")] = 600.0,
           token: Annotated[Optional[str], typer.Option(envvar="AGENTGYM_TOKEN",
                                                        help="Bearer token clients must send.")] = None,
           workers: Annotated[Optional[int], typer.Option(
               help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
+          keep_alive_s: Annotated[float, typer.Option(
+              help="Close a connection idle this long (new, or after a response).")] = 5.0,
+          request_timeout_s: Annotated[float, typer.Option(
+              help="A request must arrive whole (headers and body) this long after its first byte; "
+                   "else 408 and the connection is closed.")] = 30.0,
           kwarg: KwargOption = None) -> None:
     """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes).
 
@@ -265,6 +275,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     from agentgym.core.registry import env_ids as all_env_ids
     from agentgym.core.registry import env_info
     from agentgym.server import create_app
+    from agentgym.server.connections import uvicorn_config
     from agentgym.server.threads import DEFAULT_THREADS
 
     if not token and not _is_loopback(host):
@@ -277,18 +288,33 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     for env_id in ids:
         env_info(env_id)  # an unknown id fails before the port is taken
     server_kwargs = _server_kwargs(ids, _parse_kwargs(kwarg or []))
+    limits = _parse_env_limits(env_limit or [])
     sock = _bind(host, port)  # before announcing: a busy port is a one-line error, not a line after "serving"
     try:
         application = create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
-                                 env_threads=workers, server_kwargs=server_kwargs)
+                                 env_threads=workers, server_kwargs=server_kwargs, env_limits=limits)
+        config = uvicorn_config(application, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
+                                log_level="warning", access_log=False)
         bound = sock.getsockname()[1]
         console.print(f"agentgym serving {', '.join(ids)} on http://{host}:{bound} "
                       f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)", highlight=False, soft_wrap=True)
-        server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False))
+        server = uvicorn.Server(config)
         with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it shut down on
             server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _parse_env_limits(pairs: list[str]) -> dict[str, int]:
+    """``ENV_ID=N`` pairs of ``--env-limit``."""
+    limits: dict[str, int] = {}
+    for pair in pairs:
+        env_id, sep, value = pair.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise ConfigError(f"--env-limit takes ENV_ID=N with N a whole number, got {pair!r} "
+                              "(e.g. --env-limit agentgym/SWEBench-v0=16).")
+        limits[env_id.strip()] = int(value)
+    return limits
 
 
 def _server_kwargs(env_ids: list[str], kwargs: dict[str, object]) -> dict[str, dict[str, object]]:

@@ -297,7 +297,7 @@ def _error_body(code: str, message: str) -> bytes:
 
 
 def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=p.HealthResponse)
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "sessions": len(store.sessions), "version": __version__, "capacity": store.capacity()}
 

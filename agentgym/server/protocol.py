@@ -7,9 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "BatchStepItem", "BatchStepRequest", "BatchStepResponse", "BatchStepResult", "CreateSessionRequest",
-    "CreateSessionResponse", "EnvSpecModel", "ErrorBody", "ResetOptions", "ResetRequest", "ResetResponse", "StepRequest",
-    "StepResponse", "VerifyRequest", "VerifyResponse",
+    "BatchStepItem", "BatchStepRequest", "BatchStepResponse", "BatchStepResult", "Capacity", "CreateSessionRequest",
+    "CreateSessionResponse", "EnvCapacity", "EnvSpecModel", "ErrorBody", "HealthResponse", "ResetOptions",
+    "ResetRequest", "ResetResponse", "StepRequest", "StepResponse", "VerifyRequest", "VerifyResponse",
 ]
 
 # Any JSON value, so that a local and a remote env give one action the same observation.
@@ -120,3 +120,23 @@ class VerifyResponse(BaseModel):
     reward: float
     correct: bool
     details: dict[str, Any]
+
+
+class EnvCapacity(BaseModel):
+    sessions: int = Field(description="Open sessions of this env.")
+    limit: int = Field(description="Sessions of this env the server holds at most (max_sessions if it has no limit "
+                                   "of its own).")
+    free: int = Field(description="Sessions of this env a create may open now.")
+
+
+class Capacity(BaseModel):
+    max_sessions: int = Field(description="Sessions the server holds at most, of all envs.")
+    free: int
+    envs: dict[str, EnvCapacity]
+
+
+class HealthResponse(BaseModel):
+    status: str = Field(examples=["ok"])
+    sessions: int = Field(description="Open sessions.")
+    version: str
+    capacity: Capacity

@@ -247,6 +247,50 @@ def test_slow_verifications_do_not_hold_up_the_event_loop(client, monkeypatch):
     assert health_s < 0.1, health_s
 
 
+def test_slow_env_work_on_every_route_leaves_the_event_loop_free(monkeypatch):
+    """Every route that runs env or verifier code runs it on the worker threads: while slow work runs on all of
+    them at once (create, reset, step, batch step, close, the AgentGym routes, verify), /healthz answers in < 100 ms."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentgym import verifiers
+    from agentgym.verifiers.score import Score
+
+    def slow_verifier(prediction, task):
+        time.sleep(1.0)
+        return Score(0.0, False, {})
+
+    monkeypatch.setitem(verifiers.VERIFIERS, "slow", slow_verifier)
+    # making, resetting and closing a Crashy env, and its action "slow", each take 1 s
+    app = create_app([CRASHY.id], server_kwargs={CRASHY.id: {"slow_s": 1.0}}, env_threads=16)
+    base = f"/{CRASHY.id}"
+    with TestClient(app) as client, ThreadPoolExecutor(16) as pool:
+        v1 = list(pool.map(lambda _: create(client, CRASHY.id)["session_id"], range(4)))
+        compat = list(pool.map(lambda _: client.post(f"{base}/create").json()["id"], range(3)))
+        slow_calls = [
+            lambda: client.post("/v1/sessions", json={"env_id": CRASHY.id}),
+            lambda: client.post(f"/v1/sessions/{v1[0]}/reset", json={}),
+            lambda: client.post(f"/v1/sessions/{v1[1]}/step", json={"action": "slow"}),
+            lambda: client.post("/v1/step", json={"steps": [{"session_id": v1[2], "action": "slow"}]}),
+            lambda: client.delete(f"/v1/sessions/{v1[3]}"),
+            lambda: client.post(f"{base}/create"),
+            lambda: client.post(f"{base}/reset", json={"id": compat[0]}),
+            lambda: client.post(f"{base}/step", json={"id": compat[1], "action": "slow"}),
+            lambda: client.post(f"{base}/close", json={"id": compat[2]}),
+            lambda: client.post("/v1/verify", json={"verifier": "slow", "prediction": "x", "task": {}}),
+        ]
+        running = [pool.submit(call) for call in slow_calls]
+        time.sleep(0.15)
+        health_s = []
+        for _ in range(5):
+            start = time.monotonic()
+            assert client.get("/healthz").status_code == 200
+            health_s.append(time.monotonic() - start)
+            time.sleep(0.05)
+        assert not any(f.done() for f in running)  # the slow work was still running while /healthz answered
+        assert [f.result().status_code for f in running] == [201, 200, 200, 200, 200, 200, 200, 200, 200, 200]
+    assert max(health_s) < 0.1, health_s
+
+
 def test_ttl_reaper_frees_idle_sessions():
     with TestClient(create_app([SEARCH], session_ttl_s=0.3, reap_every_s=0.05)) as client:
         sid = create(client)["session_id"]

@@ -1,4 +1,4 @@
-"""Capacity by resources: per-env session limits, their host-derived defaults, and how /healthz and /metrics report them."""
+"""Capacity by resources: per-env session limits, their defaults from host memory, and /healthz and /metrics on them."""
 
 import httpx
 import pytest

@@ -28,7 +28,8 @@ def test_ids_are_random_63_bit_ints_no_other_client_can_guess(client):
         assert client.post(f"{BASE}/close", json={"id": guess}).status_code == 404
         assert client.get(f"{BASE}/observation", params={"id": guess}).status_code == 404
     for i in ids:  # every real session is untouched: its first step is still turn 1
-        assert client.post(f"{BASE}/step", json={"id": i, "action": "<search>Lima</search>"}).json()["info"]["turn"] == 1
+        stepped = client.post(f"{BASE}/step", json={"id": i, "action": "<search>Lima</search>"})
+        assert stepped.json()["info"]["turn"] == 1
 
 
 def test_compat_sessions_count_in_the_gauge_and_healthz_like_v1_sessions(client):

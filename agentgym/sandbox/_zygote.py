@@ -281,23 +281,31 @@ def _remove_sysv_ipc(cfg):
     _as_uid(cfg["uid"], remove)
 
 
+def _rss(pid):
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0  # exited meanwhile
+
+
+def _pss(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except PermissionError:
+        pass  # made itself undumpable: charged its whole RSS
+    except (OSError, ValueError, IndexError):
+        return 0
+    return _rss(pid)
+
+
 def _call_memory(pids, precise):
     """Bytes the call holds: its processes' resident memory (``precise``: PSS, else an RSS upper bound),
     plus SysV shared memory no process maps and queued SysV messages."""
-    total = 0
-    for pid in pids:
-        try:
-            if precise:
-                with open(f"/proc/{pid}/smaps_rollup") as fh:
-                    for line in fh:
-                        if line.startswith("Pss:"):
-                            total += int(line.split()[1]) * 1024
-                            break
-            else:
-                with open(f"/proc/{pid}/statm") as fh:
-                    total += int(fh.read().split()[1]) * _PAGE
-        except (OSError, ValueError, IndexError):
-            continue  # exited meanwhile
+    total = sum(_pss(pid) if precise else _rss(pid) for pid in pids)
     for segment in _sysv("shm"):
         if not precise or segment.get("nattch") == "0":
             total += int(segment.get("rss", segment["size"]))
@@ -428,7 +436,10 @@ class _Call:
         pids = _other_pids()
         if _call_memory(pids, precise=False) <= self.memory_limit:
             return False
+        start = time.monotonic()
         self.memory_used = _as_uid(self.cfg["uid"], lambda: _call_memory(pids, precise=True))
+        # Reading PSS walks page tables: never spend more than a fifth of the call's time on it.
+        self.next_poll = max(self.next_poll, time.monotonic() + 4 * (time.monotonic() - start))
         return self.memory_used > self.memory_limit
 
     def _too_many_files(self):

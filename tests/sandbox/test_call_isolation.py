@@ -130,6 +130,24 @@ def test_memory_limit_binds_all_processes_of_a_call_together(sandbox):
     assert sandbox.run("print(1)").stdout == "1\n"
 
 
+def test_processes_that_hide_their_memory_map_are_still_counted(sandbox):
+    # Not dumpable: the supervisor cannot read their PSS, so it must fall back to their RSS, not skip them.
+    code = LIBC + (
+        "import time\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        "        libc.prctl(4, 0, 0, 0, 0)\n"
+        "        block = bytearray(150 << 20)\n"
+        "        time.sleep(3)\n"
+        "        os._exit(0)\n"
+        "for _ in range(4):\n"
+        "    os.wait()\n"
+        "print('all four held their memory')\n")
+    result = sandbox.run(code)
+    assert "all four" not in result.stdout, result
+    assert result.oom and "over its memory limit" in result.stderr, result
+
+
 ADD_KEY = LIBC + (
     "serial = libc.syscall(248, b'user', b'agentgym-secret', b'episode-A', 9, -4)\n"  # add_key to @u
     "print('added' if serial > 0 else f'denied {ctypes.get_errno()}')\n"

@@ -26,7 +26,8 @@ class Limits:
     SysV shared memory and message queues it holds; past the total the call is
     stopped with ``oom`` set. ``disk_mb`` sizes each private writable directory
     (``/work``, ``/tmp``, ``/dev/shm``) and ``max_files`` caps the files and
-    directories in each; ``file_size_mb`` caps one file. ``max_output_bytes``
+    directories in each (default 256 per MB of ``disk_mb``: 16,384 at 64 MB; an
+    inode costs the host about 1 KB of kernel memory); ``file_size_mb`` caps one file. ``max_output_bytes``
     caps stdout and stderr each; a call that writes more than 8x that is stopped.
     """
 
@@ -36,7 +37,7 @@ class Limits:
     max_processes: int = 64
     file_size_mb: int = 16
     disk_mb: int = 64
-    max_files: int = 16_384
+    max_files: int | None = None
     open_files: int = 256
     max_output_bytes: int = 64_000
 
@@ -45,15 +46,21 @@ class Limits:
             raise ConfigError(f"timeout_s must be in (0, 3600], got {self.timeout_s}.")
         if self.cpu_s is not None and self.cpu_s <= 0:
             raise ConfigError(f"cpu_s must be > 0 (or None for timeout_s), got {self.cpu_s}.")
-        for name in ("memory_mb", "max_processes", "file_size_mb", "disk_mb", "max_files", "open_files", "max_output_bytes"):
+        for name in ("memory_mb", "max_processes", "file_size_mb", "disk_mb", "open_files", "max_output_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        if self.max_files is not None and self.max_files < 1:
+            raise ConfigError(f"max_files must be >= 1 (or None for 256 per MB of disk_mb), got {self.max_files}.")
         if self.open_files < 16:
             raise ConfigError(f"open_files must be >= 16 (the interpreter needs a few), got {self.open_files}.")
 
     @property
     def effective_cpu_s(self) -> float:
         return self.cpu_s if self.cpu_s is not None else self.timeout_s + 1.0
+
+    @property
+    def effective_max_files(self) -> int:
+        return self.max_files if self.max_files is not None else 256 * self.disk_mb
 
     def with_overrides(self, **overrides: Any) -> Limits:
         """These limits with the given fields replaced (``None`` values ignored)."""

@@ -149,14 +149,15 @@ class BwrapSandbox(ZygoteSandbox):
         if self.privileged:
             # bwrap's --tmpfs takes no inode limit: the supervisor mounts these itself, then drops CAP_SYS_ADMIN.
             args += [arg for path in writable for arg in ("--dir", path)]
-            config["tmpfs"] = {path: f"size={disk},nr_inodes={self.limits.max_files},mode=0755" for path in writable}
+            inodes = self.limits.effective_max_files
+            config["tmpfs"] = {path: f"size={disk},nr_inodes={inodes},mode=0755" for path in writable}
             args += ["--cap-drop", "ALL"]
             for cap in _SUPERVISOR_CAPS:
                 args += ["--cap-add", cap]
         else:
             # bwrap nests a second user namespace that cannot mount: the supervisor counts files instead.
             args += [arg for path in writable for arg in ("--size", disk, "--tmpfs", path)]
-            config["max_files"] = self.limits.max_files
+            config["max_files"] = self.limits.effective_max_files
             args += ["--unshare-user", "--disable-userns"]
         args += ["--chdir", "/work", "--clearenv"]
         for key, value in self._base_env().items():

@@ -149,7 +149,7 @@ class DockerSandbox(ZygoteSandbox):
     def _open(self) -> Channel:
         import docker
 
-        disk = f"size={self.limits.disk_mb}m,nr_inodes={self.limits.max_files}"
+        disk = f"size={self.limits.disk_mb}m,nr_inodes={self.limits.effective_max_files}"
         config = {"uid": self.uid, "gid": self.uid, "workdir": "/work", "pidns": True, "preload": list(self.preload),
                   "seccomp": call_filter().hex()}
         try:

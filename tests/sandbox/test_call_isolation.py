@@ -168,7 +168,8 @@ def test_keyring_does_not_carry_between_calls(sandbox):
 
 def test_inode_flood_stops_at_the_file_limit_and_wipes_fast(sandbox):
     code = ("import os\nmade = 0\ntry:\n    for i in range(200_000):\n        os.mkdir(f'd{i}')\n"
-            "        made += 1\nexcept OSError as e:\n    print('stopped', e.errno, made)\nelse:\n    print('made all', made)\n")
+            "        made += 1\nexcept OSError as e:\n    print('stopped', e.errno, made)\n"
+            "else:\n    print('made all', made)\n")
     result = sandbox.run(code, timeout_s=60)
     assert result.stdout.startswith("stopped 28 "), result  # ENOSPC
     assert int(result.stdout.split()[-1]) <= LIMITS.max_files

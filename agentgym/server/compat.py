@@ -94,7 +94,7 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
 
 
 def _new_id(taken: dict[int, str]) -> int:
-    """A random id in [1, 2**63) not in ``taken``: as unguessable as a 62-bit secret, and an int."""
+    """A random id in [1, 2**63) not in ``taken``: an int, as AgentGym clients expect, and a 63-bit secret."""
     while True:
         compat_id = 1 + secrets.randbelow(2**63 - 1)
         if compat_id not in taken:

@@ -18,6 +18,8 @@ run tests for minutes. Only the client's sending is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from typing import Any
 
 import orjson
@@ -49,6 +51,7 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            _no_delay(transport)
             # a new connection is idle until its first byte: uvicorn's keep-alive timer, which any data cancels
             self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
                                                                 self.timeout_keep_alive_handler)
@@ -93,6 +96,19 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
 
     TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
     return TimedProtocol
+
+
+def _no_delay(transport: Any) -> None:
+    """Send small writes at once (TCP_NODELAY).
+
+    asyncio sets it only on sockets made with proto=IPPROTO_TCP, which a listening socket
+    handed to uvicorn (``agentgym serve`` binds its own) need not be: without it a response
+    written as head then body waits on the client's delayed ACK, ~40 ms a request.
+    """
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def uvicorn_config(app: Any, *, keep_alive_s: float = DEFAULT_KEEP_ALIVE_S,

@@ -1,5 +1,8 @@
 """Capacity by resources: per-env session limits, their defaults from host memory, and /healthz and /metrics on them."""
 
+import subprocess
+import sys
+
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -8,7 +11,7 @@ from agentgym.errors import ConfigError, EnvNotFound
 from agentgym.server import create_app
 from agentgym.server.capacity import MEMORY_SHARE, SESSION_COSTS, default_env_limits, host_memory_mb
 from crashy_env import CRASHY
-from server_process import serving
+from server_process import free_port, serving
 
 SEARCH = "agentgym/SearchQA-v0"
 SWE = "agentgym/SWEBench-v0"
@@ -93,3 +96,14 @@ def test_env_limit_flag_over_a_real_socket():
         assert full.status_code == 429 and f"--env-limit {SEARCH}=N" in full.json()["message"]
         assert httpx.get(f"{url}/healthz").json()["capacity"]["envs"][SEARCH] == {"sessions": 1, "limit": 1,
                                                                                   "free": 0}
+
+
+@pytest.mark.parametrize("flag, message", [
+    (f"{SEARCH}=many", "ENV_ID=N"),
+    (f"{SWE}=3", "does not serve"),
+    (f"{SEARCH}=0", "integer >= 1"),
+])
+def test_bad_env_limit_flags_are_one_line_errors(flag, message):
+    proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "serve", SEARCH, "--port", str(free_port()),
+                           "--env-limit", flag], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

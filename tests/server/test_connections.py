@@ -153,3 +153,18 @@ def test_many_connections_at_once_all_time_out(server):
                 sock.close()
     assert all(data == b"" and waited < 4 for data, waited in results)
     assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+def test_small_responses_are_not_held_back_by_delayed_acks(server):
+    """TCP_NODELAY on every connection: a round trip takes about a millisecond, not the client's ~40 ms delayed ACK."""
+    url, port = server
+    with httpx.Client(base_url=url) as http:
+        sid = http.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"max_turns": 100}}).json()["session_id"]
+        for path, body in (("/healthz", None), (f"/v1/sessions/{sid}/step", {"action": "<search>Lima</search>"})):
+            times = []
+            for _ in range(21):
+                start = time.perf_counter()
+                response = http.get(path) if body is None else http.post(path, json=body)
+                assert response.status_code == 200
+                times.append(time.perf_counter() - start)
+            assert sorted(times)[10] < 0.02, (path, sorted(times))

@@ -275,7 +275,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     from agentgym.core.registry import env_ids as all_env_ids
     from agentgym.core.registry import env_info
     from agentgym.server import create_app
-    from agentgym.server.connections import uvicorn_config
+    from agentgym.server.connections import engine, uvicorn_config
     from agentgym.server.threads import DEFAULT_THREADS
 
     if not token and not _is_loopback(host):
@@ -297,7 +297,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                                 log_level="warning", access_log=False)
         bound = sock.getsockname()[1]
         console.print(f"agentgym serving {', '.join(ids)} on http://{host}:{bound} "
-                      f"(docs: /docs, AgentGym-compatible routes: /<env id>/...)", highlight=False, soft_wrap=True)
+                      f"(docs: /docs, AgentGym-compatible routes: /<env id>/...; {engine()})", highlight=False,
+                      soft_wrap=True)
         server = uvicorn.Server(config)
         with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it shut down on
             server.run(sockets=[sock])

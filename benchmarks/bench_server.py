@@ -5,7 +5,9 @@
 Both servers run as uvicorn processes with the same settings; the same client code
 drives both. Rows: round trips/s and p50/p99 latency of reset+step with 1 and 32
 concurrent clients (the floor gets the same requests on a handler that returns
-fixed JSON), and env steps/s of batch step over 256 SearchQA sessions.
+fixed JSON); env steps/s of batch step over 256 SearchQA sessions, with the p50/p99
+of one batch request; and whole batched episodes (reset + 3 steps, 256 sessions)
+with the resets batched (POST /v1/reset) and one by one, in env calls/s.
 """
 
 from __future__ import annotations
@@ -80,20 +82,58 @@ async def round_trips(url: str, floor: bool, clients: int, seconds: float) -> di
             "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
 
 
-def batch_steps(url: str, sessions: int, seconds: float) -> float:
+QUESTIONS = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
+
+
+def _open(http: httpx.Client, sessions: int) -> list[str]:
+    body = {"sessions": [{"env_id": ENV_ID, "seed": i, "kwargs": {"max_turns": 1_000_000}} for i in range(sessions)]}
+    return [r["session_id"] for r in http.post("/v1/create", json=body).json()["results"]]
+
+
+def _step_all(http: httpx.Client, ids: list[str]) -> int:
+    body = {"steps": [{"session_id": sid, "action": f"<search>{QUESTIONS[i % 4]} {i}</search>"}
+                      for i, sid in enumerate(ids)]}
+    results = http.post("/v1/step", json=body).json()["results"]
+    if any(r.get("error") for r in results):
+        raise RuntimeError(results[0])
+    return len(results)
+
+
+def batch_steps(url: str, sessions: int, seconds: float) -> dict[str, float]:
     with httpx.Client(base_url=url, timeout=120) as http:
-        questions = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
-        ids = [http.post("/v1/sessions", json={"env_id": ENV_ID, "seed": i, "kwargs": {"max_turns": 1_000_000}})
-               .json()["session_id"] for i in range(sessions)]
-        body = {"steps": [{"session_id": sid, "action": f"<search>{questions[i % 4]} {i}</search>"}
-                          for i, sid in enumerate(ids)]}
-        steps, start = 0, time.perf_counter()
+        ids = _open(http, sessions)
+        steps, latencies, start = 0, [], time.perf_counter()
         while time.perf_counter() - start < seconds:
-            results = http.post("/v1/step", json=body).json()["results"]
-            if any(r.get("error") for r in results):
-                raise RuntimeError(results[0])
-            steps += len(results)
+            t = time.perf_counter()
+            steps += _step_all(http, ids)
+            latencies.append(time.perf_counter() - t)
         rate = steps / (time.perf_counter() - start)
+        for sid in ids:
+            http.delete(f"/v1/sessions/{sid}")
+    latencies.sort()
+    return {"steps_per_s": rate, "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+
+
+def batch_episodes(url: str, sessions: int, seconds: float, batch_reset: bool) -> float:
+    """Env calls/s (resets and steps) of whole episodes, reset + 3 steps, all sessions in lockstep."""
+    with httpx.Client(base_url=url, timeout=120) as http:
+        ids = _open(http, sessions)
+        calls, start, episode = 0, time.perf_counter(), 0
+        while time.perf_counter() - start < seconds:
+            episode += 1
+            if batch_reset:
+                body = {"resets": [{"session_id": sid, "seed": episode * sessions + i} for i, sid in enumerate(ids)]}
+                results = http.post("/v1/reset", json=body).json()["results"]
+                if any(r.get("error") for r in results):
+                    raise RuntimeError(results[0])
+            else:
+                for i, sid in enumerate(ids):
+                    http.post(f"/v1/sessions/{sid}/reset", json={"seed": episode * sessions + i}).raise_for_status()
+            calls += len(ids)
+            for _ in range(3):
+                calls += _step_all(http, ids)
+        rate = calls / (time.perf_counter() - start)
         for sid in ids:
             http.delete(f"/v1/sessions/{sid}")
     return rate
@@ -117,6 +157,8 @@ def main() -> None:
             rows[f"agentgym reset+step {clients} client(s)"] = asyncio.run(
                 round_trips(our_url, False, clients, args.seconds))
         batch = batch_steps(our_url, 256, args.seconds)
+        episodes = {mode: batch_episodes(our_url, 256, args.seconds, mode == "batched")
+                    for mode in ("batched", "one by one")}
     finally:
         for proc in (ours, floor):
             proc.terminate()
@@ -128,9 +170,13 @@ def main() -> None:
             r = rows[name]
             print(f"{name:<40} {r['rt_per_s']:>14.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
                   f"{r['rt_per_s'] / base:>8.2f}")
-    print(f"{'agentgym batch step, 256 sessions':<40} {batch:>14.0f} env steps/s")
+    print(f"{'agentgym batch step, 256 sessions':<40} {batch['steps_per_s']:>14.0f} {batch['p50_ms']:>8.2f} "
+          f"{batch['p99_ms']:>8.2f}  env steps/s; ms per batch request")
+    for mode, rate in episodes.items():
+        print(f"{'batched episodes, resets ' + mode:<40} {rate:>14.0f} env calls/s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_steps_per_s": batch}, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_step": batch,
+                                               "batched_episodes_calls_per_s": episodes}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

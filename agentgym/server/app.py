@@ -285,6 +285,10 @@ def _options(options: p.ResetOptions | None) -> dict[str, Any] | None:
     return None if options is None else options.as_options()
 
 
+def _error_dict(error: ApiError) -> dict[str, str]:
+    return {"code": error.code, "message": error.message}
+
+
 def _parse(raw: bytes, model: type[BaseModel]) -> Any:
     try:
         return model.model_validate_json(raw)
@@ -336,10 +340,34 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
         results = []
         for item, outcome in zip(body.steps, outcomes):
             if isinstance(outcome, ApiError):
-                results.append({"session_id": item.session_id,
-                                "error": {"code": outcome.code, "message": outcome.message}})
+                results.append({"session_id": item.session_id, "error": _error_dict(outcome)})
             else:
                 results.append({"session_id": item.session_id, "result": outcome})
+        return _json({"results": results})
+
+    @app.post("/v1/reset", response_model=p.BatchResetResponse)
+    async def batch_reset(body: p.BatchResetRequest) -> Response:
+        outcomes = await store.batch_reset([(r.session_id, r.seed, _options(r.options)) for r in body.resets])
+        results = []
+        for item, outcome in zip(body.resets, outcomes):
+            if isinstance(outcome, ApiError):
+                results.append({"session_id": item.session_id, "error": _error_dict(outcome)})
+            else:
+                results.append({"session_id": item.session_id,
+                                "result": {"observation": outcome[0], "info": outcome[1]}})
+        return _json({"results": results})
+
+    @app.post("/v1/create", response_model=p.BatchCreateResponse)
+    async def batch_create(body: p.BatchCreateRequest) -> Response:
+        outcomes = await store.create_many([(s.env_id, s.kwargs, s.seed, _options(s.options)) for s in body.sessions])
+        results = []
+        for item, outcome in zip(body.sessions, outcomes):
+            if isinstance(outcome, ApiError):
+                results.append({"env_id": item.env_id, "error": _error_dict(outcome)})
+            else:
+                session, (observation, info) = outcome
+                results.append({"env_id": session.env_id, "session_id": session.id, "observation": observation,
+                                "info": info})
         return _json({"results": results})
 
     @app.post("/v1/verify", response_model=p.VerifyResponse)

@@ -28,7 +28,7 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from agentgym.errors import ConfigError
 
-__all__ = ["DEFAULT_KEEP_ALIVE_S", "DEFAULT_REQUEST_TIMEOUT_S", "timed_protocol", "uvicorn_config"]
+__all__ = ["DEFAULT_KEEP_ALIVE_S", "DEFAULT_REQUEST_TIMEOUT_S", "engine", "timed_protocol", "uvicorn_config"]
 
 DEFAULT_KEEP_ALIVE_S = 5.0  # uvicorn's own default for idle keep-alive connections
 DEFAULT_REQUEST_TIMEOUT_S = 30.0  # a 1 MiB body (the default limit) at 35 KB/s; a step's few KB on any link
@@ -109,6 +109,15 @@ def _no_delay(transport: Any) -> None:
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def engine() -> str:
+    """The event loop and HTTP parser uvicorn runs on here: uvloop + httptools (the ``server`` extra), or
+    asyncio + h11 where they are missing (about half the throughput)."""
+    import importlib.util
+
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return f"{loop} + {'httptools' if AutoHTTPProtocol.__name__ == 'HttpToolsProtocol' else 'h11'}"
 
 
 def uvicorn_config(app: Any, *, keep_alive_s: float = DEFAULT_KEEP_ALIVE_S,

@@ -110,6 +110,44 @@ class BatchStepResponse(BaseModel):
     results: list[BatchStepResult]
 
 
+class BatchResetItem(_Strict):
+    session_id: str
+    seed: int | None = Field(default=None, ge=0, le=_MAX_SEED, strict=True, description=_SEED_DOC)
+    options: ResetOptions | None = None
+
+
+class BatchResetRequest(_Strict):
+    resets: list[BatchResetItem] = Field(max_length=4096)
+
+
+class BatchResetResult(BaseModel):
+    session_id: str
+    result: ResetResponse | None = None
+    error: ErrorBody | None = None
+
+
+class BatchResetResponse(BaseModel):
+    results: list[BatchResetResult]
+
+
+class BatchCreateRequest(_Strict):
+    sessions: list[CreateSessionRequest] = Field(max_length=1024)
+
+
+class BatchCreateResult(BaseModel):
+    """A created session (``session_id``, ``observation``, ``info``) or the ``error`` that prevented it."""
+
+    env_id: str
+    session_id: str | None = None
+    observation: str | None = None
+    info: dict[str, Any] | None = None
+    error: ErrorBody | None = None
+
+
+class BatchCreateResponse(BaseModel):
+    results: list[BatchCreateResult]
+
+
 class VerifyRequest(_Strict):
     verifier: str = Field(examples=["qa_em"])
     prediction: str | None

@@ -1,4 +1,5 @@
-"""A test env whose ``step`` raises on the action "crash" (an env bug, as the server must survive).
+"""A test env whose ``step`` raises on the action "crash" and ``reset`` on seed 666 (env bugs the server
+must survive).
 
 With ``slow_s``, making it, resetting it, closing it and the action "slow" each block
 its thread that long (env work the event loop must not wait on).
@@ -23,6 +24,8 @@ class CrashyEnv(AgentEnv):
 
     def reset(self, *, seed=None, options=None):
         time.sleep(self.slow_s)
+        if seed == 666:
+            raise RuntimeError("boom on reset")
         return super().reset(seed=seed, options=options)
 
     def close(self):

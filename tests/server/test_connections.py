@@ -168,3 +168,16 @@ def test_small_responses_are_not_held_back_by_delayed_acks(server):
                 assert response.status_code == 200
                 times.append(time.perf_counter() - start)
             assert sorted(times)[10] < 0.02, (path, sorted(times))
+
+
+def test_the_server_extra_runs_on_uvloop_and_httptools():
+    """The `server` extra installs uvicorn's fast loop and parser, and `agentgym serve` says it runs on them
+    (asyncio + h11 measured about half the throughput)."""
+    from agentgym.server.connections import engine
+
+    assert engine() == "uvloop + httptools"
+    with serving("agentgym/SearchQA-v0", return_process=True) as (url, proc):
+        assert httpx.get(f"{url}/healthz").status_code == 200
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "uvloop + httptools" in out

@@ -1,99 +1,236 @@
 """AgentGym's env-server protocol, per env, so existing AgentGym clients work unchanged.
 
 An AgentGym client is pointed at one env's base URL; here that is
-``http://host:port/<env id>`` (e.g. ``/agentgym/SearchQA-v0``). Its protocol:
-``POST /create`` -> ``{"id": int}``; ``POST /reset {"id", "data_idx"}``;
-``POST /step {"id", "action"}`` -> ``{"observation", "reward", "done", "info"}``;
-``GET /observation?id=`` -> ``{"observation"}``; ``POST /close {"id"}``.
-``data_idx`` picks the task by index in the env's split. Ids are ints, as AgentGym's
-clients expect, drawn at random from [1, 2**63): knowing one's own id tells nothing
-of another client's, so only the client that created a session can step or close it.
+``http://host:port/<env id>`` (e.g. ``/agentgym/SearchQA-v0``). Every family's client
+POSTs ``/create``, ``/reset``, ``/step`` and ``/close`` and GETs ``/observation``, each
+in its family's dialect (field names, answer shapes, error form: ``dialects.py``); the
+routes here are one implementation, parametrised by the dialects served for the env.
+A request speaks the first of them whose session field it names. The task index of a
+reset is an index into the env's split, and is never read as a session.
+
+Ids are ints, as AgentGym's clients expect, drawn at random from [1, 2**63): knowing
+one's own id tells nothing of another client's, so only the client that created a
+session can reset, step, observe or close it.
 """
 
-from __future__ import annotations
-
+import functools
 import secrets
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Optional, Union
 
-from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
+from agentgym.server.dialects import Dialect, dialects_of
 from agentgym.server.sessions import ApiError, SessionStore
 
 __all__ = ["agentgym_router"]
 
 
-class CompatId(BaseModel):
-    id: int
+@dataclass
+class _Record:
+    """What a compat id stands for: its session, and the last observation and info (for the GET routes)."""
+
+    session_id: str
+    observation: str
+    info: dict[str, Any]
 
 
-class CompatReset(BaseModel):
-    id: int
-    data_idx: int = Field(default=0, ge=0)
+@dataclass(frozen=True)
+class _Models:
+    create: type[BaseModel]
+    reset: type[BaseModel]
+    step: type[BaseModel]
+    close: type[BaseModel]
 
 
-class CompatStep(BaseModel):
-    id: int
-    action: str
+_DIALECT_OF: dict[type[BaseModel], Dialect] = {}  # each request model -> the dialect it belongs to
+
+
+@functools.cache
+def _models(d: Dialect) -> _Models:
+    """The request bodies of one dialect, as its client sends them (fields it does not name are ignored)."""
+    session = {d.session_key: (int, ...)}
+    index = (Optional[int], Field(default=None, ge=0))
+    models = _Models(
+        create=create_model(f"{d.name}Create", **({d.create_key: (int, Field(ge=0))} if d.create_key else {})),
+        reset=create_model(f"{d.name}Reset", **session, **{k: index for k in d.task_keys},
+                           **{k: (str, v) for k, v in d.reset_constants}),
+        step=create_model(f"{d.name}Step", **session, action=(str, ...)),
+        close=create_model(f"{d.name}Close", **session),
+    )
+    for model in (models.create, models.reset, models.step, models.close):
+        _DIALECT_OF[model] = d
+    return models
+
+
+def _one_of(models: list[tuple[Dialect, type[BaseModel]]], key: Callable[[Dialect], str | None]) -> Any:
+    """The body type: one dialect's model, or a union picked by the first dialect whose ``key`` field the body names
+    (else the last dialect's, whose validation then says what is missing)."""
+    if len(models) == 1:
+        return models[0][1]
+
+    def pick(value: Any) -> str:
+        if isinstance(value, BaseModel):
+            return _DIALECT_OF[type(value)].name
+        named = [d for d, _ in models if isinstance(value, dict) and key(d) in value]
+        return (named[0] if named else models[-1][0]).name
+
+    return Annotated[Union[tuple(Annotated[m, Tag(d.name)] for d, m in models)], Discriminator(pick)]
+
+
+@functools.cache
+def _query_model(keys: tuple[str, ...]) -> type[BaseModel]:
+    """GET routes' query string: each dialect's session field, optional (the one named picks the dialect)."""
+    return create_model(f"Compat{''.join(k.title().replace('_', '') for k in keys)}Query",
+                        **{k: (Optional[int], None) for k in keys})
 
 
 def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
-    """Routes under ``/<env_id>`` speaking AgentGym's protocol over this server's sessions."""
+    """Routes under ``/<env_id>`` speaking AgentGym's protocol, in the env's dialects, over this server's sessions."""
+    dialects = dialects_of(env_id)
+    models = {d: _models(d) for d in dialects}
     router = APIRouter(prefix=f"/{env_id}", tags=[f"AgentGym compatibility: {env_id}"])
-    ids: dict[int, str] = {}  # AgentGym's int id -> session id
-    last: dict[int, str] = {}  # last observation, for GET /observation
+    records: dict[int, _Record] = {}  # AgentGym's int id -> its session
+    CreateBody = Optional[_one_of([(d, models[d].create) for d in dialects], lambda d: d.create_key)]  # noqa: N806
+    ResetBody = _one_of([(d, models[d].reset) for d in dialects], lambda d: d.session_key)  # noqa: N806
+    StepBody = _one_of([(d, models[d].step) for d in dialects], lambda d: d.session_key)  # noqa: N806
+    CloseBody = _one_of([(d, models[d].close) for d in dialects], lambda d: d.session_key)  # noqa: N806
+    SessionQuery = _query_model(tuple(dict.fromkeys(d.session_key for d in dialects)))  # noqa: N806
 
-    def session_of(compat_id: int) -> str:
-        if compat_id not in ids or ids[compat_id] not in store.sessions:
-            ids.pop(compat_id, None)
-            last.pop(compat_id, None)
+    def record_of(compat_id: int) -> _Record:
+        record = records.get(compat_id)
+        if record is None or record.session_id not in store.sessions:
+            records.pop(compat_id, None)
             raise ApiError(404, "session_not_found", f"No {env_id} env with id {compat_id}; POST /create first.")
-        return ids[compat_id]
+        return record
+
+    def queried(query: BaseModel) -> tuple[Dialect, int]:
+        for d in dialects:
+            if getattr(query, d.session_key) is not None:
+                return d, getattr(query, d.session_key)
+        names = " or ".join(f"?{d.session_key}=" for d in dialects)
+        raise ApiError(422, "invalid_payload", f"Name the env: {names}<the int /create answered>.")
 
     @router.get("/")
     async def hello() -> str:
         return f"This is environment {env_id}."
 
     @router.post("/create")
-    async def create() -> dict[str, int]:
-        for stale in [k for k, sid in ids.items() if sid not in store.sessions]:  # expired by the TTL reaper
-            ids.pop(stale, None)
-            last.pop(stale, None)
-        session, (observation, _) = await store.create(env_id, {}, None, None)
-        compat_id = _new_id(ids)
-        ids[compat_id], last[compat_id] = session.id, observation
-        return {"id": compat_id}
+    async def create(body: CreateBody = None) -> Any:
+        d = dialects[-1] if body is None else _DIALECT_OF[type(body)]
+
+        async def work() -> Any:
+            for stale in [k for k, r in records.items() if r.session_id not in store.sessions]:  # expired (TTL)
+                records.pop(stale, None)
+            task = getattr(body, d.create_key) if d.create_key else None
+            session, (observation, info) = await store.create(env_id, {}, None, _task(task))
+            compat_id = _new_id(records)
+            records[compat_id] = _Record(session.id, observation, info)
+            return compat_id if d.bare_id else {"id": compat_id, "observation": observation, "reward": 0.0,
+                                                "done": False}
+
+        return await _speak(d, work)
 
     @router.post("/reset")
-    async def reset(body: CompatReset) -> dict[str, Any]:
-        observation, info = await store.reset(session_of(body.id), None, {"index": body.data_idx})
-        last[body.id] = observation
-        return {"observation": observation, "reward": 0.0, "done": False, "info": info}
+    async def reset(body: ResetBody) -> Any:
+        d = _DIALECT_OF[type(body)]
+
+        async def work() -> Any:
+            compat_id = getattr(body, d.session_key)
+            record = record_of(compat_id)
+            for key, served in d.reset_constants:
+                if getattr(body, key) != served:
+                    raise ApiError(422, "invalid_payload", f"{key} must be {served!r}: the only one {env_id} has.")
+            task = next((getattr(body, k) for k in d.task_keys if getattr(body, k) is not None), None)
+            observation, info = await store.reset(record.session_id, None, _task(task))
+            record.observation, record.info = observation, info
+            if d.reset_answer == "text":
+                return observation
+            if d.reset_answer == "pair":
+                return [observation, None]
+            return {"id": compat_id, "observation": observation, "reward": 0.0, "done": False, "info": info,
+                    **_from_info(d, info)}
+
+        return await _speak(d, work)
 
     @router.post("/step")
-    async def step(body: CompatStep) -> dict[str, Any]:
-        result = await store.step(session_of(body.id), body.action, None)
-        last[body.id] = result["observation"]
-        done = result["terminated"] or result["truncated"]
-        return {"observation": result["observation"], "reward": result["reward"], "done": done,
-                "info": result["info"]}
+    async def step(body: StepBody) -> Any:
+        d = _DIALECT_OF[type(body)]
+
+        async def work() -> Any:
+            record = record_of(getattr(body, d.session_key))
+            result = await store.step(record.session_id, body.action, None)
+            record.observation, record.info = result["observation"], result["info"]
+            return {d.text_key: result["observation"], "reward": result["reward"],
+                    "done": result["terminated"] or result["truncated"], "info": result["info"],
+                    **_from_info(d, result["info"])}
+
+        return await _speak(d, work)
 
     @router.get("/observation")
-    async def observation(id: int) -> dict[str, str]:  # AgentGym names the query parameter id
-        session_of(id)
-        return {"observation": last[id]}
+    async def observation(query: Annotated[SessionQuery, Query()]) -> Any:
+        d, compat_id = queried(query)
+
+        async def work() -> Any:
+            text = record_of(compat_id).observation
+            return {"observation": text} if d.observation_answer == "object" else text
+
+        return await _speak(d, work)
+
+    if any(d.actions_key for d in dialects):
+        @router.get("/available_actions")
+        async def available_actions(query: Annotated[SessionQuery, Query()]) -> Any:
+            d, compat_id = queried(query)
+
+            async def work() -> Any:
+                if d.actions_key is None:
+                    raise ApiError(404, "not_found", f"AgentGym's {d.name} protocol has no /available_actions.")
+                return record_of(compat_id).info.get(d.actions_key)
+
+            return await _speak(d, work)
 
     @router.post("/close")
-    async def close(body: CompatId) -> dict[str, bool]:
-        await store.close(session_of(body.id))
-        ids.pop(body.id, None)
-        last.pop(body.id, None)
-        return {"closed": True}
+    async def close(body: CloseBody) -> Any:
+        d = _DIALECT_OF[type(body)]
+
+        async def work() -> Any:
+            compat_id = getattr(body, d.session_key)
+            try:
+                record = record_of(compat_id)
+            except ApiError:
+                if d.close_answer == "bool":  # as SearchQA's server answers an id it does not know
+                    return False
+                raise
+            await store.close(record.session_id)
+            records.pop(compat_id, None)
+            return True if d.close_answer == "bool" else {"closed": True}
+
+        return await _speak(d, work)
 
     return router
 
 
-def _new_id(taken: dict[int, str]) -> int:
+async def _speak(d: Dialect, work: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a route's work; its errors in the dialect's form (HTTP status and {code, message}, or 200 {"error"})."""
+    try:
+        return await work()
+    except ApiError as e:
+        if d.errors_in_body:
+            return {"error": e.message}
+        raise
+
+
+def _task(index: int | None) -> dict[str, int] | None:
+    return None if index is None else {"index": index}
+
+
+def _from_info(d: Dialect, info: dict[str, Any]) -> dict[str, Any]:
+    return {field: info[key] for field, key in d.from_info if key in info}
+
+
+def _new_id(taken: dict[int, Any]) -> int:
     """A random id in [1, 2**63) not in ``taken``: an int, as AgentGym clients expect, and a 63-bit secret."""
     while True:
         compat_id = 1 + secrets.randbelow(2**63 - 1)

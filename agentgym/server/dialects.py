@@ -1,0 +1,69 @@
+"""The dialects of AgentGym's env-server protocol: how each env family's own client names things and reads answers.
+
+AgentGym's clients (``agentenv/envs/<family>.py``) all POST ``/create``, ``/reset``,
+``/step`` and ``/close`` and GET ``/observation``, but disagree on the details:
+
+=========  ========  ==============  =========================  ===========================  ======================
+dialect    session   reset's task    create answers             reset answers                step's text, errors
+=========  ========  ==============  =========================  ===========================  ======================
+TextCraft  ``id``    ``data_idx``    ``{"id", "observation"}``  ``{"id", "observation"..}``  ``observation``, HTTP
+SearchQA   env_idx   ``id``          the bare int               the observation text         ``observation``, HTTP
+WebShop    env_idx   ``session_id``  the bare int               ``[observation, null]``      ``state``, HTTP
+ALFWorld   ``id``    ``game``        ``{"id", "observation"}``  ``{.., "available_actions"}``  ``observation``, 200 {error}
+=========  ========  ==============  =========================  ===========================  ======================
+
+The session field always holds the int ``/create`` answered; the task field is an
+index into the env's split and is never read as a session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ALFWORLD", "DIALECTS", "SEARCHQA", "TEXTCRAFT", "WEBSHOP", "Dialect", "dialects_of"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One family's wire protocol: its field names and answer shapes (compat.py serves every dialect the same way)."""
+
+    name: str
+    session_key: str  # the field (body and query string) holding the int /create answered
+    task_keys: tuple[str, ...]  # reset body fields holding the task index; the first one present counts
+    create_key: str | None = None  # a create body field holding the first task's index; naming it picks the dialect
+    bare_id: bool = False  # /create answers the bare int instead of {"id": int, ...}
+    text_key: str = "observation"  # the step answer's field for the observation (WebShop's is "state")
+    reset_answer: Literal["record", "text", "pair"] = "record"  # {"id", "observation", ...}, the text, [text, null]
+    observation_answer: Literal["object", "text"] = "text"  # GET /observation: {"observation": text} or the text
+    close_answer: Literal["object", "bool"] = "object"  # {"closed": true}, or true (false for an unknown id)
+    errors_in_body: bool = False  # errors are HTTP 200 {"error": message}, as its server answers them
+    from_info: tuple[tuple[str, str], ...] = ()  # (answer field, info key): added to reset and step answers
+    actions_key: str | None = None  # the info key GET /available_actions answers with
+    reset_constants: tuple[tuple[str, str], ...] = ()  # reset fields its client sends, with the one value served
+
+
+TEXTCRAFT = Dialect("TextCraft", session_key="id", task_keys=("data_idx",), observation_answer="object")
+SEARCHQA = Dialect("SearchQA", session_key="env_idx", task_keys=("id",), create_key="id", bare_id=True,
+                   reset_answer="text", close_answer="bool")
+WEBSHOP = Dialect("WebShop", session_key="env_idx", task_keys=("session_id",), bare_id=True, text_key="state",
+                  reset_answer="pair", close_answer="bool", actions_key="available_actions")
+ALFWORLD = Dialect("ALFWorld", session_key="id", task_keys=("game", "data_idx"), errors_in_body=True,
+                   from_info=(("available_actions", "admissible_commands"), ("task_type", "task_type")),
+                   actions_key="admissible_commands", reset_constants=(("world_type", "Text"),))
+
+# Per env id, the dialects served at /<env id>, tried in order: a request speaks the first one whose session
+# field it names (on /create: whose create field it names), else the last. SearchQA-v0 keeps TextCraft's
+# dialect too: the two never name the same session field, and SearchQA's client always sends {"id": 0} to
+# /create. WebShop's /create (no body, a bare int answered) cannot be told from TextCraft's, so WebShop-v0
+# speaks WebShop's only. ALFWorld's dialect reads TextCraft's data_idx as well.
+DIALECTS: dict[str, tuple[Dialect, ...]] = {
+    "agentgym/SearchQA-v0": (SEARCHQA, TEXTCRAFT),
+    "agentgym/WebShop-v0": (WEBSHOP,),
+    "agentgym/ALFWorld-v0": (ALFWORLD,),
+}
+
+
+def dialects_of(env_id: str) -> tuple[Dialect, ...]:
+    """The dialects served for ``env_id``: its family's, else TextCraft's (AgentGym's most common one)."""
+    return DIALECTS.get(env_id, (TEXTCRAFT,))

@@ -26,6 +26,7 @@ from agentgym.core.registry import env_info
 from agentgym.server import protocol as p
 from agentgym.server.capacity import env_limits as merged_env_limits
 from agentgym.server.compat import agentgym_router
+from agentgym.server.openenv import openenv_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.threads import DEFAULT_THREADS
 from agentgym.verifiers import get_verifier
@@ -182,6 +183,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     _add_routes(app, store, metrics)
     for env_id in store.env_ids:
         app.include_router(agentgym_router(store, env_id))
+    app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes))
     return app
 
 

@@ -198,12 +198,11 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
         async def work() -> Any:
             compat_id = getattr(body, d.session_key)
             try:
-                record = record_of(compat_id)
-            except ApiError:
-                if d.close_answer == "bool":  # as SearchQA's server answers an id it does not know
+                await store.close(record_of(compat_id).session_id)
+            except ApiError as e:
+                if d.close_answer == "bool" and e.status == 404:  # as SearchQA's server answers an unknown id
                     return False
                 raise
-            await store.close(record.session_id)
             records.pop(compat_id, None)
             return True if d.close_answer == "bool" else {"closed": True}
 

@@ -3,14 +3,16 @@
 AgentGym's clients (``agentenv/envs/<family>.py``) all POST ``/create``, ``/reset``,
 ``/step`` and ``/close`` and GET ``/observation``, but disagree on the details:
 
-=========  ========  ==============  =========================  ===========================  ======================
-dialect    session   reset's task    create answers             reset answers                step's text, errors
-=========  ========  ==============  =========================  ===========================  ======================
-TextCraft  ``id``    ``data_idx``    ``{"id", "observation"}``  ``{"id", "observation"..}``  ``observation``, HTTP
-SearchQA   env_idx   ``id``          the bare int               the observation text         ``observation``, HTTP
-WebShop    env_idx   ``session_id``  the bare int               ``[observation, null]``      ``state``, HTTP
-ALFWorld   ``id``    ``game``        ``{"id", "observation"}``  ``{.., "available_actions"}``  ``observation``, 200 {error}
-=========  ========  ==============  =========================  ===========================  ======================
+- TextCraft: the session is ``id``; reset's task index ``data_idx``; /create answers
+  ``{"id", "observation", ...}``, reset a record. Errors here are HTTP 404/422 ``{code,
+  message}`` (TextCraft's own server answers 200 ``{"error"}``; its client fails on both).
+- SearchQA: the session is ``env_idx``; reset's task index ``id`` (and /create's);
+  /create answers the bare int, reset the observation text; /close true or false.
+- WebShop: the session is ``env_idx``; reset's task index ``session_id``; /create answers
+  the bare int, reset ``[observation, null]``; the step's text is ``state``;
+  GET /available_actions ``{"has_search_bar", "clickables"}``.
+- ALFWorld: the session is ``id``; reset's task index ``game`` (with ``world_type``);
+  reset and step answers carry ``available_actions``; errors are HTTP 200 ``{"error"}``.
 
 The session field always holds the int ``/create`` answered; the task field is an
 index into the env's split and is never read as a session.

@@ -1,0 +1,244 @@
+"""AgentGym's own clients, per env family, against a real ``agentgym serve``: episodes, isolation, the sessions gauge.
+
+Each client below is written from the protocol its family's client in AgentGym
+(``agentenv/agentenv/envs/{searchqa,webshop,alfworld}.py``) speaks: plain httpx over a
+real socket, the same routes, fields and answer shapes.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from conftest import requires_envs
+from server_process import serving
+
+import agentgym
+
+SEARCH, WEBSHOP, ALFWORLD = "agentgym/SearchQA-v0", "agentgym/WebShop-v0", "agentgym/ALFWorld-v0"
+
+
+@pytest.fixture(scope="module")
+def url():
+    with serving(SEARCH, WEBSHOP, ALFWORLD, "--session-ttl-s", "600") as url:
+        yield url
+
+
+class SearchQAClient:
+    """SearchQA's client: /create {"id": task} -> a bare int; every body names it env_idx; reset {"id": task}."""
+
+    task_key, errors_in_body = "id", False
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        created = httpx.post(f"{base}/create", json={"id": 0})
+        assert created.status_code == 200
+        self.env_id = created.json()
+
+    def post(self, path: str, data: dict[str, Any]) -> httpx.Response:
+        return httpx.post(f"{self.base}/{path}", json={**data, "env_idx": self.env_id})
+
+    def observe(self) -> str:
+        return _ok(httpx.get(f"{self.base}/observation", params={"env_idx": self.env_id}))
+
+    def reset(self, index: int) -> str:
+        return _ok(self.post("reset", {"id": index}))
+
+    def step(self, action: str) -> tuple[str, float, bool]:
+        answer = _ok(self.post("step", {"action": action}))
+        return answer["observation"], answer["reward"], answer["done"]
+
+    def close(self) -> Any:
+        return _ok(self.post("close", {}))
+
+
+class WebShopClient(SearchQAClient):
+    """WebShop's client: /create (no body) -> a bare int; env_idx; reset {"session_id": task} -> [text, null];
+    the step's text is "state"; GET /available_actions."""
+
+    task_key = "session_id"
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        created = httpx.post(f"{base}/create")
+        assert created.status_code == 200
+        self.env_id = created.json()
+
+    def reset(self, index: int) -> str:
+        answer = _ok(self.post("reset", {"session_id": index}))
+        assert isinstance(answer, list) and len(answer) == 2 and answer[1] is None
+        assert answer[0] == self.observe()  # the client replaces answer[0] with GET /observation
+        return answer[0]
+
+    def step(self, action: str) -> tuple[str, float, bool]:
+        answer = _ok(self.post("step", {"action": action}))
+        assert answer["state"] == self.observe()
+        actions = _ok(httpx.get(f"{self.base}/available_actions", params={"env_idx": self.env_id}))
+        assert isinstance(actions["has_search_bar"], bool) and isinstance(actions["clickables"], list)
+        return answer["state"], answer["reward"], answer["done"]
+
+
+class ALFWorldClient:
+    """ALFWorld's client: /create -> {"id"}; every body names it id; reset {"game", "world_type"}; answers carry
+    available_actions; errors are HTTP 200 {"error"}."""
+
+    task_key, errors_in_body = "game", True
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        created = httpx.post(f"{base}/create")
+        assert created.status_code == 200
+        self.env_id = created.json()["id"]
+        self.available_actions: list[str] = []
+
+    def post(self, path: str, data: dict[str, Any]) -> httpx.Response:
+        return httpx.post(f"{self.base}/{path}", json={**data, "id": self.env_id})
+
+    def observe(self) -> str:
+        return _ok(httpx.get(f"{self.base}/observation", params={"id": self.env_id}))
+
+    def reset(self, index: int) -> str:
+        answer = _ok(self.post("reset", {"game": index, "world_type": "Text"}))
+        assert answer["id"] == self.env_id and answer["task_type"]
+        self.available_actions = answer["available_actions"]
+        return answer["observation"]
+
+    def step(self, action: str) -> tuple[str, float, bool]:
+        answer = _ok(self.post("step", {"action": action}))
+        self.available_actions = answer["available_actions"]
+        assert self.available_actions == _ok(httpx.get(f"{self.base}/available_actions", params={"id": self.env_id}))
+        return answer["observation"], answer["reward"], answer["done"]
+
+    def close(self) -> Any:
+        return _ok(self.post("close", {}))
+
+
+FAMILIES = [pytest.param(SEARCH, SearchQAClient, id="SearchQA", marks=requires_envs([SEARCH])),
+            pytest.param(WEBSHOP, WebShopClient, id="WebShop", marks=requires_envs([WEBSHOP])),
+            pytest.param(ALFWORLD, ALFWorldClient, id="ALFWorld", marks=requires_envs([ALFWORLD]))]
+
+
+def _ok(response: httpx.Response) -> Any:
+    assert response.status_code == 200, response.text  # AgentGym's clients assert this on every call
+    answer = response.json()
+    assert not (isinstance(answer, dict) and "error" in answer), answer
+    return answer
+
+
+def _refused(client: Any, response: httpx.Response) -> None:
+    """The dialect's answer to an id it does not know: 404 {code, message}, or ALFWorld's 200 {"error"}."""
+    if client.errors_in_body:
+        assert response.status_code == 200 and "No agentgym/" in response.json()["error"], response.text
+    else:
+        assert response.status_code == 404 and response.json()["code"] == "session_not_found", response.text
+
+
+def _close_refused(client: Any, response: httpx.Response) -> None:
+    """A close of an id the server does not know: SearchQA's and WebShop's false, else the dialect's error."""
+    if isinstance(client, (SearchQAClient, WebShopClient)):
+        assert response.status_code == 200 and response.json() is False, response.text
+    else:
+        _refused(client, response)
+
+
+@pytest.mark.parametrize("env_id, client_class", FAMILIES)
+def test_the_familys_own_client_plays_the_oracle_to_reward_1(url, env_id, client_class):
+    client = client_class(f"{url}/{env_id}")
+    oracle = agentgym.make(env_id).unwrapped
+    index = 3
+    prompt, info = oracle.reset(options={"index": index})
+    assert client.reset(index) == prompt == client.observe()
+    if env_id == ALFWORLD:
+        assert client.available_actions == info["admissible_commands"]
+    done, reward, turns = False, 0.0, 0
+    while not done:
+        action = oracle.oracle_action()
+        expected, *_ = oracle.step(action)
+        observation, reward, done = client.step(action)
+        assert observation == expected  # the same episode, turn by turn, as in process
+        turns += 1
+        assert turns <= 50
+    assert reward == 1.0 and turns >= 2
+    assert client.close() in (True, {"closed": True})
+    _refused(client, client.post("step", {"action": "look"}))
+    oracle.close()
+
+
+@pytest.mark.parametrize("env_id, client_class", FAMILIES)
+def test_no_request_touches_a_session_another_client_created(url, env_id, client_class):
+    base = f"{url}/{env_id}"
+    owner, other = client_class(base), client_class(base)
+    prompt = owner.reset(1)
+    other.reset(2)
+    guesses = {0, 1, 2, 3, owner.env_id + 1, owner.env_id - 1, other.env_id + 1, other.env_id - 1} - {owner.env_id}
+    key = "env_idx" if client_class is not ALFWorldClient else "id"
+    for guess in guesses:
+        for path, body in (("reset", {client_class.task_key: 0}), ("step", {"action": "look"}), ("close", {})):
+            response = httpx.post(f"{base}/{path}", json={**body, key: guess})
+            (_close_refused if path == "close" else _refused)(other, response)
+        _refused(other, httpx.get(f"{base}/observation", params={key: guess}))
+    # the owner's id in the task field is a task index (out of range here), never a session
+    answer = other.post("reset", {client_class.task_key: owner.env_id})
+    if client_class.errors_in_body:
+        assert answer.status_code == 200 and "index must be" in answer.json()["error"]
+    else:
+        assert answer.status_code == 422 and "index must be" in answer.json()["message"]
+    assert owner.observe() == prompt  # untouched: still its own task, at its start
+    oracle = agentgym.make(env_id).unwrapped
+    oracle.reset(options={"index": 1})
+    action = oracle.oracle_action()
+    assert owner.step(action)[0] == oracle.step(action)[0]
+    for client in (owner, other):
+        client.close()
+    oracle.close()
+
+
+@pytest.mark.parametrize("env_id, client_class", FAMILIES)
+def test_the_sessions_gauge_never_goes_negative_over_creates_closes_and_failed_closes(url, env_id, client_class):
+    base = f"{url}/{env_id}"
+
+    def gauge() -> float:
+        line = next(line for line in httpx.get(f"{url}/metrics").text.splitlines()
+                    if line.startswith(f'agentgym_sessions{{env_id="{env_id}"}}'))
+        return float(line.split()[-1])
+
+    start = gauge()
+    seen = [start]
+    for _ in range(6):
+        clients = [client_class(base) for _ in range(3)]
+        seen.append(gauge())
+        assert seen[-1] == start + 3
+        with ThreadPoolExecutor(4) as pool:  # two closes of one id race; only one may count
+            answers = list(pool.map(lambda c: c.post("close", {}), [clients[0], clients[0], clients[1], clients[1]]))
+        assert sum(a.status_code == 200 and a.json() in (True, {"closed": True}) for a in answers) == 2
+        seen.append(gauge())
+        for client in clients[:2]:  # closes of closed ids fail, in the dialect's form, and change nothing
+            _close_refused(client, client.post("close", {}))
+            seen.append(gauge())
+        assert _ok(clients[2].post("close", {})) in (True, {"closed": True})
+        _close_refused(clients[2], clients[2].post("close", {}))
+        seen.append(gauge())
+        assert seen[-1] == start
+    assert min(seen) >= 0 and seen[-1] == start
+    assert httpx.get(f"{url}/healthz").json()["capacity"]["envs"][env_id]["sessions"] == start
+
+
+def test_a_task_index_naming_another_session_is_a_task_index_in_process():
+    """SearchQA-v0 speaks TextCraft's dialect beside SearchQA's: a reset naming env_idx reads id as the task."""
+    from fastapi.testclient import TestClient
+
+    from agentgym.server import create_app
+
+    with TestClient(create_app([SEARCH])) as client:
+        base = f"/{SEARCH}"
+        first = client.post(f"{base}/create").json()  # TextCraft's client reads the first observation here
+        mine = client.post(f"{base}/create").json()["id"]
+        stepped = client.post(f"{base}/step", json={"id": first["id"], "action": "<search>Lima</search>"})
+        assert stepped.json()["info"]["turn"] == 1
+        reset = client.post(f"{base}/reset", json={"env_idx": mine, "id": first["id"]})
+        assert reset.status_code == 422 and "index must be" in reset.json()["message"]
+        assert client.post(f"{base}/reset", json={"env_idx": mine, "id": 2}).json().startswith("Answer")
+        # the first session was not reset: its next step is turn 2
+        stepped = client.post(f"{base}/step", json={"id": first["id"], "action": "<search>Lima</search>"})
+        assert stepped.json()["info"]["turn"] == 2
+        assert isinstance(first["id"], int) and first["observation"] and first["done"] is False

@@ -207,6 +207,7 @@ def test_bad_frames_are_error_frames_and_the_session_lives_on(url):
             answer = ask(frame)
             assert answer["type"] == "error" and answer["data"]["code"] == code, (frame, answer)
             assert answer["data"]["message"]
+        assert ask("x" * (1 << 20 | 1))["data"]["code"] == "VALIDATION_ERROR"  # past the server's body limit
         # an agent's mistake is an observation, as in process, not an error
         mistake = ask({"type": "step", "data": {"nme": "search"}})
         assert mistake["type"] == "observation" and mistake["data"]["observation"]["info"]["action_error"]
@@ -264,3 +265,26 @@ def test_token_is_required_when_set():
         with pytest.raises(websockets.InvalidStatus) as refused:
             connect(ws_url, additional_headers={"Authorization": f"Basic {basic}"})
         assert refused.value.response.status_code == 401
+
+
+def test_an_idle_session_expires_and_a_reset_makes_a_new_one():
+    with serving(SEARCH, "--session-ttl-s", "1") as url:
+        with GenericEnvClient(base_url=base_of(url, SEARCH)).sync() as client:
+            first = client.reset(seed=2)
+            assert sessions(url, 0) == 0  # the idle TTL closed it; the connection stays
+            with pytest.raises(RuntimeError, match="SESSION_ERROR"):
+                client.step({"message": "<answer>x</answer>"})
+            assert client.reset(seed=2).observation == first.observation
+            assert client.step({"answer": "x"}).done
+
+
+@pytest.mark.xfail(strict=True, reason="agentgym/server/connections.py starts its whole-request timer on the "
+                                       "WebSocket upgrade request and, past --request-timeout-s, writes a 408 "
+                                       "into the WebSocket: TimedProtocol.data_received must stop it once "
+                                       "transport.get_protocol() is not self")
+def test_a_websocket_outlives_the_request_timeout():
+    with serving(SEARCH, "--request-timeout-s", "1", "--keep-alive-s", "1") as url:
+        with GenericEnvClient(base_url=base_of(url, SEARCH)).sync() as client:
+            client.reset(seed=0)
+            time.sleep(2.5)
+            assert client.step({"answer": "x"}).done

@@ -89,29 +89,16 @@ def _query_model(keys: tuple[str, ...]) -> type[BaseModel]:
 
 def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
     """Routes under ``/<env_id>`` speaking AgentGym's protocol, in the env's dialects, over this server's sessions."""
-    dialects = dialects_of(env_id)
-    models = {d: _models(d) for d in dialects}
+    compat = _Compat(store, env_id)
+    dialects = compat.dialects
     router = APIRouter(prefix=f"/{env_id}", tags=[f"AgentGym compatibility: {env_id}"])
-    records: dict[int, _Record] = {}  # AgentGym's int id -> its session
-    CreateBody = Optional[_one_of([(d, models[d].create) for d in dialects], lambda d: d.create_key)]  # noqa: N806
-    ResetBody = _one_of([(d, models[d].reset) for d in dialects], lambda d: d.session_key)  # noqa: N806
-    StepBody = _one_of([(d, models[d].step) for d in dialects], lambda d: d.session_key)  # noqa: N806
-    CloseBody = _one_of([(d, models[d].close) for d in dialects], lambda d: d.session_key)  # noqa: N806
+
+    def body(op: str, key: Callable[[Dialect], str | None] = lambda d: d.session_key) -> Any:
+        return _one_of([(d, getattr(_models(d), op)) for d in dialects], key)
+
+    CreateBody, ResetBody = Optional[body("create", lambda d: d.create_key)], body("reset")  # noqa: N806
+    StepBody, CloseBody = body("step"), body("close")  # noqa: N806
     SessionQuery = _query_model(tuple(dict.fromkeys(d.session_key for d in dialects)))  # noqa: N806
-
-    def record_of(compat_id: int) -> _Record:
-        record = records.get(compat_id)
-        if record is None or record.session_id not in store.sessions:
-            records.pop(compat_id, None)
-            raise ApiError(404, "session_not_found", f"No {env_id} env with id {compat_id}; POST /create first.")
-        return record
-
-    def queried(query: BaseModel) -> tuple[Dialect, int]:
-        for d in dialects:
-            if getattr(query, d.session_key) is not None:
-                return d, getattr(query, d.session_key)
-        names = " or ".join(f"?{d.session_key}=" for d in dialects)
-        raise ApiError(422, "invalid_payload", f"Name the env: {names}<the int /create answered>.")
 
     @router.get("/")
     async def hello() -> str:
@@ -120,101 +107,118 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
     @router.post("/create")
     async def create(body: CreateBody = None) -> Any:
         d = dialects[-1] if body is None else _DIALECT_OF[type(body)]
-
-        async def work() -> Any:
-            for stale in [k for k, r in records.items() if r.session_id not in store.sessions]:  # expired (TTL)
-                records.pop(stale, None)
-            task = getattr(body, d.create_key) if d.create_key else None
-            session, (observation, info) = await store.create(env_id, {}, None, _task(task))
-            compat_id = _new_id(records)
-            records[compat_id] = _Record(session.id, observation, info)
-            return compat_id if d.bare_id else {"id": compat_id, "observation": observation, "reward": 0.0,
-                                                "done": False}
-
-        return await _speak(d, work)
+        return await _speak(d, compat.create(d, body))
 
     @router.post("/reset")
     async def reset(body: ResetBody) -> Any:
         d = _DIALECT_OF[type(body)]
-
-        async def work() -> Any:
-            compat_id = getattr(body, d.session_key)
-            record = record_of(compat_id)
-            for key, served in d.reset_constants:
-                if getattr(body, key) != served:
-                    raise ApiError(422, "invalid_payload", f"{key} must be {served!r}: the only one {env_id} has.")
-            task = next((getattr(body, k) for k in d.task_keys if getattr(body, k) is not None), None)
-            observation, info = await store.reset(record.session_id, None, _task(task))
-            record.observation, record.info = observation, info
-            if d.reset_answer == "text":
-                return observation
-            if d.reset_answer == "pair":
-                return [observation, None]
-            return {"id": compat_id, "observation": observation, "reward": 0.0, "done": False, "info": info,
-                    **_from_info(d, info)}
-
-        return await _speak(d, work)
+        return await _speak(d, compat.reset(d, body))
 
     @router.post("/step")
     async def step(body: StepBody) -> Any:
         d = _DIALECT_OF[type(body)]
-
-        async def work() -> Any:
-            record = record_of(getattr(body, d.session_key))
-            result = await store.step(record.session_id, body.action, None)
-            record.observation, record.info = result["observation"], result["info"]
-            return {d.text_key: result["observation"], "reward": result["reward"],
-                    "done": result["terminated"] or result["truncated"], "info": result["info"],
-                    **_from_info(d, result["info"])}
-
-        return await _speak(d, work)
+        return await _speak(d, compat.step(d, body))
 
     @router.get("/observation")
     async def observation(query: Annotated[SessionQuery, Query()]) -> Any:
-        d, compat_id = queried(query)
-
-        async def work() -> Any:
-            text = record_of(compat_id).observation
-            return {"observation": text} if d.observation_answer == "object" else text
-
-        return await _speak(d, work)
+        d, compat_id = compat.queried(query)
+        return await _speak(d, compat.observation(d, compat_id))
 
     if any(d.actions_key for d in dialects):
         @router.get("/available_actions")
         async def available_actions(query: Annotated[SessionQuery, Query()]) -> Any:
-            d, compat_id = queried(query)
-
-            async def work() -> Any:
-                if d.actions_key is None:
-                    raise ApiError(404, "not_found", f"AgentGym's {d.name} protocol has no /available_actions.")
-                return record_of(compat_id).info.get(d.actions_key)
-
-            return await _speak(d, work)
+            d, compat_id = compat.queried(query)
+            return await _speak(d, compat.available_actions(d, compat_id))
 
     @router.post("/close")
     async def close(body: CloseBody) -> Any:
         d = _DIALECT_OF[type(body)]
-
-        async def work() -> Any:
-            compat_id = getattr(body, d.session_key)
-            try:
-                await store.close(record_of(compat_id).session_id)
-            except ApiError as e:
-                if d.close_answer == "bool" and e.status == 404:  # as SearchQA's server answers an unknown id
-                    return False
-                raise
-            records.pop(compat_id, None)
-            return True if d.close_answer == "bool" else {"closed": True}
-
-        return await _speak(d, work)
+        return await _speak(d, compat.close(d, body))
 
     return router
 
 
-async def _speak(d: Dialect, work: Callable[[], Awaitable[Any]]) -> Any:
-    """Run a route's work; its errors in the dialect's form (HTTP status and {code, message}, or 200 {"error"})."""
+class _Compat:
+    """One env's compat ids, and what each AgentGym request does with its session, answered in the request's dialect."""
+
+    def __init__(self, store: SessionStore, env_id: str) -> None:
+        self.store, self.env_id = store, env_id
+        self.dialects = dialects_of(env_id)
+        self.records: dict[int, _Record] = {}  # AgentGym's int id -> its session
+
+    def record_of(self, compat_id: int) -> _Record:
+        record = self.records.get(compat_id)
+        if record is None or record.session_id not in self.store.sessions:
+            self.records.pop(compat_id, None)
+            raise ApiError(404, "session_not_found", f"No {self.env_id} env with id {compat_id}; POST /create first.")
+        return record
+
+    def queried(self, query: BaseModel) -> tuple[Dialect, int]:
+        """The dialect and id a GET's query string names."""
+        for d in self.dialects:
+            if getattr(query, d.session_key) is not None:
+                return d, getattr(query, d.session_key)
+        names = " or ".join(f"?{d.session_key}=" for d in self.dialects)
+        raise ApiError(422, "invalid_payload", f"Name the env: {names}<the int /create answered>.")
+
+    async def create(self, d: Dialect, body: BaseModel | None) -> Any:
+        for stale in [k for k, r in self.records.items() if r.session_id not in self.store.sessions]:  # TTL expired
+            self.records.pop(stale, None)
+        task = getattr(body, d.create_key) if d.create_key else None
+        session, (observation, info) = await self.store.create(self.env_id, {}, None, _task(task))
+        compat_id = _new_id(self.records)
+        self.records[compat_id] = _Record(session.id, observation, info)
+        return compat_id if d.bare_id else {"id": compat_id, "observation": observation, "reward": 0.0, "done": False}
+
+    async def reset(self, d: Dialect, body: BaseModel) -> Any:
+        compat_id = getattr(body, d.session_key)
+        record = self.record_of(compat_id)
+        for key, served in d.reset_constants:
+            if getattr(body, key) != served:
+                raise ApiError(422, "invalid_payload", f"{key} must be {served!r}: the only one {self.env_id} has.")
+        task = next((getattr(body, k) for k in d.task_keys if getattr(body, k) is not None), None)
+        observation, info = await self.store.reset(record.session_id, None, _task(task))
+        record.observation, record.info = observation, info
+        if d.reset_answer == "text":
+            return observation
+        if d.reset_answer == "pair":
+            return [observation, None]
+        return {"id": compat_id, "observation": observation, "reward": 0.0, "done": False, "info": info,
+                **_from_info(d, info)}
+
+    async def step(self, d: Dialect, body: BaseModel) -> Any:
+        record = self.record_of(getattr(body, d.session_key))
+        result = await self.store.step(record.session_id, body.action, None)
+        record.observation, record.info = result["observation"], result["info"]
+        return {d.text_key: result["observation"], "reward": result["reward"],
+                "done": result["terminated"] or result["truncated"], "info": result["info"],
+                **_from_info(d, result["info"])}
+
+    async def observation(self, d: Dialect, compat_id: int) -> Any:
+        text = self.record_of(compat_id).observation
+        return {"observation": text} if d.observation_answer == "object" else text
+
+    async def available_actions(self, d: Dialect, compat_id: int) -> Any:
+        if d.actions_key is None:
+            raise ApiError(404, "not_found", f"AgentGym's {d.name} protocol has no /available_actions.")
+        return self.record_of(compat_id).info.get(d.actions_key)
+
+    async def close(self, d: Dialect, body: BaseModel) -> Any:
+        compat_id = getattr(body, d.session_key)
+        try:
+            await self.store.close(self.record_of(compat_id).session_id)
+        except ApiError as e:
+            if d.close_answer == "bool" and e.status == 404:  # as SearchQA's server answers an unknown id
+                return False
+            raise
+        self.records.pop(compat_id, None)
+        return True if d.close_answer == "bool" else {"closed": True}
+
+
+async def _speak(d: Dialect, answer: Awaitable[Any]) -> Any:
+    """A route's answer, or its error in the dialect's form (HTTP status and {code, message}, or 200 {"error"})."""
     try:
-        return await work()
+        return await answer
     except ApiError as e:
         if d.errors_in_body:
             return {"error": e.message}

@@ -9,15 +9,15 @@ import time
 import gymnasium as gym
 import httpx
 import pytest
-import websockets
-from websockets.sync.client import connect
 
 import agentgym  # noqa: F401 - registers the env ids
 from conftest import env_params, import_or_skip
 from server_process import serving
 
 openenv = import_or_skip("openenv", "dev")
+websockets = import_or_skip("websockets", "dev")  # what OpenEnv's client speaks with; here for raw frames
 GenericEnvClient = openenv.GenericEnvClient
+connect = import_or_skip("websockets.sync.client", "dev").connect
 
 SEARCH, MATH, SHOP = "agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/WebShop-v0"
 ENV_IDS = [SEARCH, MATH, SHOP]
@@ -211,7 +211,10 @@ def test_bad_frames_are_error_frames_and_the_session_lives_on(url):
         # an agent's mistake is an observation, as in process, not an error
         mistake = ask({"type": "step", "data": {"nme": "search"}})
         assert mistake["type"] == "observation" and mistake["data"]["observation"]["info"]["action_error"]
-        assert ask({"type": "state"})["data"]["step_count"] == 1
+        # "text" is "message" too, and OpenEnv's action metadata is not part of the action
+        searched = ask({"type": "step", "data": {"text": "<search>capital city</search>", "metadata": {"k": 1}}})
+        assert searched["type"] == "observation" and searched["data"]["observation"]["info"]["action_error"] is None
+        assert ask({"type": "state"})["data"]["step_count"] == 2
         answered = ask({"type": "step", "data": {"answer": "no idea"}})["data"]
         assert answered["done"] and answered["reward"] == 0.0
         assert sessions(url, 1) == 1

@@ -13,6 +13,7 @@ one's own id tells nothing of another client's, so only the client that created 
 session can reset, step, observe or close it.
 """
 
+# No ``from __future__ import annotations``: FastAPI reads the body types, built per env, from live annotations.
 import functools
 import secrets
 from collections.abc import Awaitable, Callable

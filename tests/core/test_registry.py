@@ -52,7 +52,7 @@ def test_bad_kwargs_fail_at_make_naming_the_kwarg_and_what_it_takes():
     with pytest.raises(ConfigError, match=r"topk must be int, got '3' \(str\)\. Pass it unquoted: topk=3\.$"):
         agentgym.make("agentgym/SearchQA-v0", topk="3")
     with pytest.raises(ConfigError, match=r"unknown keyword argument 'top_k'\. Did you mean 'topk'\? Accepted: .*, "
-                                          r"topk\.$"):
+                                          r"topk, verifier_budget_s\.$"):
         gym.make("agentgym/SearchQA-v0", top_k=3)
     with pytest.raises(ConfigError, match=r"reward_metric must be one of 'em', 'f1', 'cover_em', got 'EM'"):
         gym.make("agentgym/SearchQA-v0", reward_metric="EM")

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +35,14 @@ def serving(*args: str, token: str | None = None, timeout_s: float = 60.0, retur
         paths = [str(Path(__file__).parent / "server"), env.get("PYTHONPATH")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         command = [sys.executable, "-c", f"import {preload}; from agentgym.cli import main; main()"]
-    proc = subprocess.Popen([*command, "serve", *args, "--port", str(port)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The output goes to a file, never to a pipe nobody drains: a full pipe blocks the server in its next log
+    # line. ``proc.stdout`` reads that file (what the server wrote so far, never blocking).
+    fd, log_path = tempfile.mkstemp(prefix="agentgym-serve-", suffix=".log")
+    with open(fd, "a") as log:
+        proc = subprocess.Popen([*command, "serve", *args, "--port", str(port)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc.stdout = open(log_path)  # noqa: SIM115 - its own offset; the file is removed at the end
+    os.unlink(log_path)  # the open reader keeps it readable
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout_s

@@ -58,6 +58,9 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
+            if self._upgraded():
+                self._cancel_request_timer()
+                return
             if self._receiving():
                 if self._request_timer is None:
                     self._request_timer = self.loop.call_later(request_timeout_s, self._request_timed_out)
@@ -66,10 +69,18 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
                 self._request_timer = None
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel_request_timer()
+            super().connection_lost(exc)
+
+        def _cancel_request_timer(self) -> None:
             if self._request_timer is not None:
                 self._request_timer.cancel()
                 self._request_timer = None
-            super().connection_lost(exc)
+
+        def _upgraded(self) -> bool:
+            """Whether the connection became a WebSocket: no HTTP request is coming any more, so none can
+            time out (a WebSocket lives as long as its session, e.g. OpenEnv's /ws)."""
+            return self.transport.get_protocol() is not self
 
         def _receiving(self) -> bool:
             """Whether part of a request has arrived and not all of it."""
@@ -82,7 +93,7 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
 
         def _request_timed_out(self) -> None:
             self._request_timer = None
-            if self.transport.is_closing():
+            if self.transport.is_closing() or self._upgraded():
                 return
             cycle = self.cycle
             # a response is possible if none started for this request: a head still coming, or a body still

@@ -41,6 +41,7 @@ import orjson
 from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from starlette.websockets import WebSocketState
 
 from agentgym import __version__
 from agentgym.core.registry import env_info
@@ -362,8 +363,10 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
             pass
         finally:
             await connection.close()
-            with contextlib.suppress(RuntimeError, OSError):
-                await ws.close()
+            # a client that went away has nothing to close (closing would raise, and log a traceback per client)
+            with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
+                if WebSocketState.DISCONNECTED not in (ws.client_state, ws.application_state):
+                    await ws.close()
 
     return router
 

@@ -26,8 +26,12 @@ BAD_ACTIONS = [{"message": "not an action"}, {"name": "search", "arguments": {"q
 
 @pytest.fixture(scope="module")
 def url():
-    with serving(SEARCH, MATH, SHOP, "--max-sessions", "16") as base:
+    with serving(SEARCH, MATH, SHOP, "--max-sessions", "16", return_process=True) as (base, proc):
         yield base
+    output = proc.stdout.read()  # clients that hang up, drop the socket or send bad frames are not server errors
+    # (uvicorn logs "ASGI callable returned without completing handshake" after any refused handshake that sent
+    # an HTTP denial response, as the unknown-env test does: its own quirk, not an exception)
+    assert "Traceback" not in output and "Exception in ASGI application" not in output, output
 
 
 def base_of(url: str, env_id: str) -> str:
@@ -281,10 +285,6 @@ def test_an_idle_session_expires_and_a_reset_makes_a_new_one():
             assert client.step({"answer": "x"}).done
 
 
-@pytest.mark.xfail(strict=True, reason="agentgym/server/connections.py starts its whole-request timer on the "
-                                       "WebSocket upgrade request and, past --request-timeout-s, writes a 408 "
-                                       "into the WebSocket: TimedProtocol.data_received must stop it once "
-                                       "transport.get_protocol() is not self")
 def test_a_websocket_outlives_the_request_timeout():
     with serving(SEARCH, "--request-timeout-s", "1", "--keep-alive-s", "1") as url:
         with GenericEnvClient(base_url=base_of(url, SEARCH)).sync() as client:

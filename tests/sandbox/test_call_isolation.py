@@ -105,19 +105,24 @@ def test_shared_memory_counts_against_the_memory_limit(sandbox):
     assert after.stdout == "0\n", after
 
 
-def test_memory_limit_binds_all_processes_of_a_call_together(sandbox):
-    # Four processes of 150 MB each: every one is under memory_mb=256, together they are far over it.
-    code = ("import os, time\n"
+def _four_children_of_150_mb(first: str = "pass") -> str:
+    """Code that forks four children, each running ``first`` and then holding 150 MB for 3 s."""
+    return ("import os, time\n"
             "for _ in range(4):\n"
             "    if os.fork() == 0:\n"
+            f"        {first}\n"
             "        block = bytearray(150 << 20)\n"
             "        time.sleep(3)\n"
             "        os._exit(0)\n"
             "for _ in range(4):\n"
             "    os.wait()\n"
             "print('all four held their memory')\n")
+
+
+def test_memory_limit_binds_all_processes_of_a_call_together(sandbox):
+    # Four processes of 150 MB each: every one is under memory_mb=256, together they are far over it.
     start = time.monotonic()
-    result = sandbox.run(code)
+    result = sandbox.run(_four_children_of_150_mb())
     assert "all four" not in result.stdout, result
     assert result.oom and result.exit_code != 0, result
     assert "over its memory limit of 256 MB" in result.stderr, result
@@ -132,18 +137,7 @@ def test_memory_limit_binds_all_processes_of_a_call_together(sandbox):
 
 def test_processes_that_hide_their_memory_map_are_still_counted(sandbox):
     # Not dumpable: the supervisor cannot read their PSS, so it must fall back to their RSS, not skip them.
-    code = LIBC + (
-        "import time\n"
-        "for _ in range(4):\n"
-        "    if os.fork() == 0:\n"
-        "        libc.prctl(4, 0, 0, 0, 0)\n"
-        "        block = bytearray(150 << 20)\n"
-        "        time.sleep(3)\n"
-        "        os._exit(0)\n"
-        "for _ in range(4):\n"
-        "    os.wait()\n"
-        "print('all four held their memory')\n")
-    result = sandbox.run(code)
+    result = sandbox.run(LIBC + _four_children_of_150_mb(first="libc.prctl(4, 0, 0, 0, 0)"))  # PR_SET_DUMPABLE 0
     assert "all four" not in result.stdout, result
     assert result.oom and "over its memory limit" in result.stderr, result
 

@@ -80,5 +80,6 @@ def test_loaded_data_is_frozen_after_the_first_session(client):
     frozen = gc.get_freeze_count()
     assert frozen > before + 10_000  # the corpus, the index and the tasks: out of every future collection
     client.post("/v1/sessions", json={"env_id": SEARCH})
-    assert gc.get_freeze_count() <= frozen  # once per env configuration, not per session
+    client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"topk": 2}})
+    assert gc.get_freeze_count() <= frozen  # once per env, not per session or per client kwargs
     gc.unfreeze()

@@ -33,6 +33,8 @@ __all__ = ["DEFAULT_KEEP_ALIVE_S", "DEFAULT_REQUEST_TIMEOUT_S", "engine", "timed
 DEFAULT_KEEP_ALIVE_S = 5.0  # uvicorn's own default for idle keep-alive connections
 DEFAULT_REQUEST_TIMEOUT_S = 30.0  # a 1 MiB body (the default limit) at 35 KB/s; a step's few KB on any link
 
+_LINGER_S = 2.0  # after a 408: how long a client still sending is read (and ignored) before the close
+
 
 def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = AutoHTTPProtocol) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol ``base`` (h11 or httptools) with the idle and whole-request timeouts."""
@@ -48,6 +50,7 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
         # uvicorn's protocols share these attributes: transport, loop, cycle (with more_body,
         # response_started, response_complete, disconnected, message_event), and the keep-alive timer.
         _request_timer: asyncio.TimerHandle | None = None
+        _lingering = False
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -57,6 +60,8 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
                                                                 self.timeout_keep_alive_handler)
 
         def data_received(self, data: bytes) -> None:
+            if self._lingering:  # timed out: what the client still sends is read and dropped
+                return
             super().data_received(data)
             if self._upgraded():
                 self._cancel_request_timer()
@@ -103,7 +108,18 @@ def timed_protocol(request_timeout_s: float, base: type[asyncio.Protocol] = Auto
                     cycle.disconnected = True  # the app sees http.disconnect; what it sends is dropped
                     cycle.message_event.set()
                 self.transport.write(timeout_response)
-            self.transport.close()
+            self._close_lingering()
+
+        def _close_lingering(self) -> None:
+            """Close after the 408, without losing it: a socket closed with unread bytes from the client
+            (which is still sending) answers them with a reset, and the client's kernel may drop the 408 it
+            had received. So: end our side (FIN after the 408), drop what still comes, close a moment later."""
+            self._lingering = True
+            if not self.transport.can_write_eof():
+                self.transport.close()
+                return
+            self.transport.write_eof()
+            self.loop.call_later(_LINGER_S, self.transport.close)
 
     TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
     return TimedProtocol

@@ -253,7 +253,8 @@ class _HotPath:
                     body = orjson.dumps(await self.store.step(session_id, request.action, request.step_id))
                 else:
                     request = _parse(raw, p.ResetRequest)
-                    observation, info = await self.store.reset(session_id, request.seed, _options(request.options))
+                    options = p.reset_options(request.options)
+                    observation, info = await self.store.reset(session_id, request.seed, options)
                     body = orjson.dumps({"observation": observation, "info": info})
                 status = 200
         except ApiError as e:
@@ -281,10 +282,6 @@ class _HotPath:
             chunks.append(chunk)
             more = message.get("more_body", False)
         return b"".join(chunks)
-
-
-def _options(options: p.ResetOptions | None) -> dict[str, Any] | None:
-    return None if options is None else options.as_options()
 
 
 def _error_dict(error: ApiError) -> dict[str, str]:
@@ -319,12 +316,13 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
 
     @app.post("/v1/sessions", response_model=p.CreateSessionResponse, status_code=201)
     async def create_session(body: p.CreateSessionRequest) -> dict[str, Any]:
-        session, (observation, info) = await store.create(body.env_id, body.kwargs, body.seed, _options(body.options))
+        options = p.reset_options(body.options)
+        session, (observation, info) = await store.create(body.env_id, body.kwargs, body.seed, options)
         return {"session_id": session.id, "env_id": session.env_id, "observation": observation, "info": info}
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=p.ResetResponse)
     async def reset(session_id: str, body: p.ResetRequest) -> Response:
-        observation, info = await store.reset(session_id, body.seed, _options(body.options))
+        observation, info = await store.reset(session_id, body.seed, p.reset_options(body.options))
         return _json({"observation": observation, "info": info})
 
     @app.post("/v1/sessions/{session_id}/step", response_model=p.StepResponse)
@@ -349,7 +347,8 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
 
     @app.post("/v1/reset", response_model=p.BatchResetResponse)
     async def batch_reset(body: p.BatchResetRequest) -> Response:
-        outcomes = await store.batch_reset([(r.session_id, r.seed, _options(r.options)) for r in body.resets])
+        outcomes = await store.batch_reset([(r.session_id, r.seed, p.reset_options(r.options))
+                                            for r in body.resets])
         results = []
         for item, outcome in zip(body.resets, outcomes):
             if isinstance(outcome, ApiError):
@@ -361,7 +360,8 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
 
     @app.post("/v1/create", response_model=p.BatchCreateResponse)
     async def batch_create(body: p.BatchCreateRequest) -> Response:
-        outcomes = await store.create_many([(s.env_id, s.kwargs, s.seed, _options(s.options)) for s in body.sessions])
+        outcomes = await store.create_many([(s.env_id, s.kwargs, s.seed, p.reset_options(s.options))
+                                            for s in body.sessions])
         results = []
         for item, outcome in zip(body.sessions, outcomes):
             if isinstance(outcome, ApiError):

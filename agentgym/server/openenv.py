@@ -46,7 +46,7 @@ from starlette.websockets import WebSocketState
 from agentgym import __version__
 from agentgym.core.registry import env_info
 from agentgym.errors import EnvNotFound
-from agentgym.server.protocol import ResetOptions
+from agentgym.server.protocol import ResetOptions, reset_options
 from agentgym.server.sessions import ApiError, Session, SessionStore
 
 __all__ = ["PREFIX", "openenv_router"]
@@ -175,10 +175,6 @@ def _step_result(step: dict[str, Any]) -> dict[str, Any]:
     return _result(step["observation"], step["info"], step["reward"], step["terminated"], step["truncated"])
 
 
-def _options(options: ResetOptions | None) -> dict[str, Any] | None:
-    return None if options is None else options.as_options()
-
-
 # OpenEnv's error codes, from ours
 _WS_CODES = {429: "CAPACITY_REACHED", 422: "VALIDATION_ERROR", 400: "VALIDATION_ERROR", 413: "VALIDATION_ERROR",
              404: "SESSION_ERROR", 409: "EXECUTION_ERROR", 500: "EXECUTION_ERROR"}
@@ -245,11 +241,11 @@ class _Connection:
         if self.session is None or self.session.closed or kwargs != self.kwargs:
             # the new session first: a reset that fails (bad kwargs, a full server) leaves the old one as it was
             session, (observation, info) = await self.store.create(self.env_id, kwargs, data.seed,
-                                                                   _options(data.options))
+                                                                   reset_options(data.options))
             await self.close()
             self.session, self.kwargs = session, kwargs
         else:
-            observation, info = await self.store.reset(self.session.id, data.seed, _options(data.options))
+            observation, info = await self.store.reset(self.session.id, data.seed, reset_options(data.options))
         self.state = {"episode_id": data.episode_id or uuid.uuid4().hex, "step_count": 0, "env_id": self.env_id,
                       "task_id": info.get("task_id"), "done": False}
         return _result(observation, info)
@@ -297,7 +293,7 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
 
     async def one_off(env_id: str, data: ResetData, action: dict[str, Any] | None) -> dict[str, Any]:
         session, (observation, info) = await store.create(served(env_id), data.kwargs or {}, data.seed,
-                                                          _options(data.options))
+                                                          reset_options(data.options))
         try:
             if action is None:
                 return _result(observation, info)

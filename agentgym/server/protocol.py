@@ -7,9 +7,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "BatchStepItem", "BatchStepRequest", "BatchStepResponse", "BatchStepResult", "Capacity", "CreateSessionRequest",
-    "CreateSessionResponse", "EnvCapacity", "EnvSpecModel", "ErrorBody", "HealthResponse", "ResetOptions",
-    "ResetRequest", "ResetResponse", "StepRequest", "StepResponse", "VerifyRequest", "VerifyResponse",
+    "BatchCreateRequest", "BatchCreateResponse", "BatchCreateResult", "BatchResetItem", "BatchResetRequest",
+    "BatchResetResponse", "BatchResetResult", "BatchStepItem", "BatchStepRequest", "BatchStepResponse",
+    "BatchStepResult", "Capacity", "CreateSessionRequest", "CreateSessionResponse", "EnvCapacity", "EnvSpecModel",
+    "ErrorBody", "HealthResponse", "ResetOptions", "ResetRequest", "ResetResponse", "StepRequest", "StepResponse",
+    "VerifyRequest", "VerifyResponse", "reset_options",
 ]
 
 # Any JSON value, so that a local and a remote env give one action the same observation.
@@ -51,6 +53,11 @@ class ResetOptions(_Strict):
 
     def as_options(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
+
+
+def reset_options(options: ResetOptions | None) -> dict[str, Any] | None:
+    """The ``options`` dict ``env.reset`` takes, from a request's checked options."""
+    return None if options is None else options.as_options()
 
 
 class CreateSessionRequest(_Strict):

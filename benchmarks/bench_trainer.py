@@ -1,4 +1,5 @@
-"""Seconds per GRPO step: our multi-turn path against plain TRL single-turn GRPO, in the same run.
+"""Seconds per GRPO step: our multi-turn path against plain TRL single-turn GRPO and TRL's own multi-turn
+environment mode (``environment_factory`` with agentgym's adapter), in the same run.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_trainer.py [--steps 3] [--group-size 4] [--groups 2]
                                                          [--tokens 256] [--model smollm2] [--json out.json]
@@ -9,7 +10,8 @@ same batch (groups x group size), the same token budget per sequence (our
 the same GRPO loss settings (gradient checkpointing off in both: TRL's default turns
 it on, which also turns off the KV cache in its generation). TRL's own path generates one completion per prompt with
 ``model.generate``; ours plays SearchQA episodes turn by turn (batched generation
-per turn, env steps, observation tokens) and hands TRL the ids and the mask. One
+per turn, env steps, observation tokens) and hands TRL the ids and the mask; TRL's environment mode plays the same
+env through ``agentgym.integrations.trl`` (its tool calls as env steps, at most 3 model turns as ours). One
 warm-up step each, then the median of ``--steps`` steps; the tokens each step
 processed are printed beside the times, since they decide them.
 """
@@ -106,6 +108,32 @@ def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
     return timer
 
 
+def trl_environment_mode(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
+    """TRL's own multi-turn loop (``environment_factory``) on the same env, model, batch and budget."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from agentgym.integrations.trl import dataset, environment_factory, reward
+
+    model, tokenizer = _model(path)
+    tokenizer.chat_template = qwen2_5_chat_template  # ChatML like SmolLM2's own, plus tool calls
+    batch = args.group_size * args.groups
+    config = GRPOConfig(output_dir=str(out / "trl-env"), per_device_train_batch_size=batch,
+                        gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
+                        max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
+                        use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
+                        max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
+                        gradient_checkpointing=False, max_tool_calling_iterations=2)  # ours: max_turns=3
+    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, processing_class=tokenizer,
+                          train_dataset=Dataset.from_list(dataset(ENV, split="train", count=64)),
+                          environment_factory=environment_factory(ENV))
+    timer = StepTimer()
+    trainer.add_callback(timer)
+    trainer.train()
+    return timer
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
@@ -121,7 +149,8 @@ def main() -> None:
     path = resolve_model(args.model)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, run in (("plain TRL single-turn GRPO", plain_trl), ("agentgym multi-turn GRPO", ours)):
+        for name, run in (("plain TRL single-turn GRPO", plain_trl), ("agentgym multi-turn GRPO", ours),
+                          ("TRL environment_factory multi-turn", trl_environment_mode)):
             timer = run(path, args, Path(tmp))
             steps = timer.times[1:]  # the first step warms up
             rows.append({"name": name, "median_step_s": statistics.median(steps), "steps_s": steps,

@@ -136,8 +136,9 @@ class ZygoteSandbox(Sandbox):
         try:
             ready = self._recv(channel, time.monotonic() + _START_TIMEOUT_S)
         except SandboxError as e:
+            words = channel.last_words()  # before close(), which closes the stream it reads
             channel.close()
-            raise SandboxError(f"The {self.backend} sandbox failed to start: {channel.last_words() or e}. "
+            raise SandboxError(f"The {self.backend} sandbox failed to start: {words or e}. "
                                f"{self._start_hint()}") from None
         if not ready.get("ready"):
             channel.close()

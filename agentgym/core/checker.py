@@ -19,16 +19,31 @@ def _fail(check: str, message: str) -> EnvCheckFailed:
     return EnvCheckFailed(f"check_env: {check}: {message}")
 
 
-def _oracle_episode(env: AgentEnv, *, seed: int, options: dict[str, Any]) -> list[tuple[str, float, bool, bool]]:
+def _oracle_episode(env: gym.Env, local: AgentEnv, *, seed: int,
+                    options: dict[str, Any]) -> list[tuple[str, float, bool, bool]]:
+    """The oracle's episode on ``env``; its actions come from ``local``, stepped in lockstep when ``env`` is
+    remote (its privileged task data is this machine's, so the two must agree turn by turn)."""
     obs, _ = env.reset(seed=seed, options=options)
+    if env is not local:
+        _check_same(local.reset(seed=seed, options=options)[0], obs, 0)
     steps = [(obs, 0.0, False, False)]
     while True:
-        obs, reward, terminated, truncated, info = env.step(env.oracle_action())
+        action = local.oracle_action()
+        obs, reward, terminated, truncated, info = env.step(action)
+        if env is not local:
+            _check_same(local.step(action)[0], obs, info.get("turn", 0))
         steps.append((obs, float(reward), terminated, truncated))
         if info.get("action_error"):
-            raise _fail("oracle", f"the oracle's action was rejected: {info['action_error']}")
+            raise _fail("oracle", f"the oracle's action was rejected on task {info.get('task_id')!r}: "
+                                  f"{info['action_error']}")
         if terminated or truncated:
             return steps
+
+
+def _check_same(local: str, remote: str, turn: int) -> None:
+    if local != remote:
+        raise _fail("oracle", f"the remote env and its local twin diverged at turn {turn}: the server's data or "
+                              "version differs from this machine's")
 
 
 def check_env(env: gym.Env, *, n_tasks: int = 3, seed: int = 0, skip_gym_checker: bool = False) -> dict[str, Any]:
@@ -89,19 +104,14 @@ def _check(env: gym.Env, local: AgentEnv, *, n_tasks: int, seed: int) -> dict[st
 def _oracle_run(env: gym.Env, local: AgentEnv, *, seed: int,
                 options: dict[str, Any]) -> tuple[list[Any], str, float]:
     """One oracle episode: its steps (comparable across runs), its task id and its reward."""
-    if env is local:
-        steps = _oracle_episode(local, seed=seed, options=options)
-        return steps, local.task.id, steps[-1][1]
-    from agentgym.eval.policies import OraclePolicy
-    from agentgym.eval.runner import run_episode
-
-    result = run_episode(env, OraclePolicy(), seed=seed, options=options, shadow=local)
-    if result.error is not None:
-        raise _fail("oracle", f"the oracle's episode (seed {seed}, {options}) failed: {result.error}")
-    if result.action_errors:
-        raise _fail("oracle", f"{result.action_errors} of the oracle's actions were rejected on task "
-                              f"{result.task_id!r}")
-    return [*result.transcript, (result.reward, result.truncated)], result.task_id, result.reward
+    try:
+        steps = _oracle_episode(env, local, seed=seed, options=options)
+    except (EnvCheckFailed, ResetNeeded):
+        raise
+    except Exception as e:  # the env failed (a remote one: its server), not the oracle
+        raise _fail("oracle", f"the oracle's episode (seed {seed}, {options}) failed: "
+                              f"{type(e).__name__}: {e}") from e
+    return steps, local.task.id, steps[-1][1]
 
 
 def _check_reset_determinism(env: gym.Env, seed: int) -> None:

@@ -25,8 +25,9 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.core.registry import make
-from agentgym.eval.models import TransformersPolicy
-from agentgym.eval.runner import EpisodeResult, PlannedEpisode, _provenance
+from agentgym.policies.hf import TransformersPolicy
+from agentgym.eval.episode import EpisodeResult, provenance
+from agentgym.eval.plan import PlannedEpisode
 from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
 
 __all__ = ["BatchProgress", "run_batched"]
@@ -72,8 +73,8 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         if observation:
             transcript.append({"role": "tool", "content": observation})
     info = episode.info
-    provenance = {**_provenance(planned.env_id, policy), "prompt_tokens": episode.context_tokens,
-                  "completion_tokens": episode.tokens_model}
+    origin = {**provenance(planned.env_id, policy), "prompt_tokens": episode.context_tokens,
+              "completion_tokens": episode.tokens_model}
     verification = info.get("verification", {}) if episode.error is None else {}
     return EpisodeResult(
         env_id=planned.env_id, task_id=str(info.get("task_id") or episode.task_id or ""),
@@ -83,7 +84,7 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         tool_calls=episode.tool_calls, action_errors=episode.format_errors, truncated=episode.truncated,
         verification=verification, wall_s=round(wall_s, 4), transcript=transcript, error=episode.error,
         episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
-        remote=remote, entry=planned.entry, **provenance)
+        remote=remote, entry=planned.entry, **origin)
 
 
 def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: TransformersPolicy, *,

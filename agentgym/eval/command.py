@@ -20,9 +20,13 @@ from rich.text import Text
 
 from agentgym.core.registry import env_info
 from agentgym.errors import ConfigError
-from agentgym.eval.policies import Policy, Sampling, make_policy
+from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
-from agentgym.eval.runner import EpisodeResult, PlannedEpisode, load_results, plan_episodes, run_plan, summarize
+from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.plan import PlannedEpisode, plan_episodes
+from agentgym.eval.results import load_results
+from agentgym.eval.runner import run_plan
+from agentgym.eval.stats import summarize
 from agentgym.eval.suites import Suite, SuiteEntry, get_suite
 
 __all__ = ["EvalOutcome", "EvalRequest", "default_results_path", "run_eval"]

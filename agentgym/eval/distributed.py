@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.eval.policies import Sampling, make_policy
-from agentgym.eval.runner import EpisodeResult, EpisodeWorker, PlannedEpisode, ResultsFile
+from agentgym.policies import Sampling, make_policy
+from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.plan import PlannedEpisode
+from agentgym.eval.results import ResultsFile
+from agentgym.eval.worker import EpisodeWorker
 
 __all__ = ["run_plan_on_ray"]
 

@@ -10,9 +10,12 @@ from rich.console import Console
 
 from agentgym.eval.batched import BatchProgress
 from agentgym.eval.command import EvalRequest, summary_table
-from agentgym.eval.models import make_model_policy
-from agentgym.eval.policies import Sampling
-from agentgym.eval.runner import EpisodeResult, load_results, plan_episodes, run_plan
+from agentgym.policies.hf import make_model_policy
+from agentgym.policies import Sampling
+from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.results import load_results
+from agentgym.eval.runner import run_plan
 from agentgym.eval.suites import SuiteEntry
 
 pytestmark = requires_smollm2

@@ -6,8 +6,10 @@ import pytest
 from conftest import requires_ray
 
 from agentgym.eval.distributed import run_plan_on_ray
-from agentgym.eval.policies import make_policy
-from agentgym.eval.runner import load_results, plan_episodes, run_plan
+from agentgym.policies import make_policy
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.results import load_results
+from agentgym.eval.runner import run_plan
 from agentgym.eval.suites import SuiteEntry
 
 pytestmark = requires_ray

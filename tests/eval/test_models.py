@@ -9,10 +9,10 @@ from conftest import requires_smollm2
 
 from agentgym.core.registry import make
 from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
-from agentgym.eval.models import TransformersPolicy, make_model_policy
+from agentgym.policies.hf import TransformersPolicy, make_model_policy
 from agentgym.lm.local import resolve_model, smollm2_path
-from agentgym.eval.policies import Sampling
-from agentgym.eval.runner import run_episode
+from agentgym.policies import Sampling
+from agentgym.eval.episode import run_episode
 
 pytestmark = requires_smollm2
 
@@ -56,7 +56,7 @@ def test_loaded_model_is_shared_across_policies(greedy):
 
 
 def test_smollm2_plays_the_cached_conversion(monkeypatch, greedy):
-    from agentgym.eval import models
+    from agentgym.policies import hf as models
 
     calls = []
     monkeypatch.setattr(models, "_load", lambda *a: calls.append(a) or greedy._loaded)
@@ -180,8 +180,9 @@ def test_remote_run_matches_the_local_run_for_the_real_model():
     """The issue's bar: `agentgym eval --remote` gives the same per-episode results for the same seeds."""
     from server_process import serving
 
-    from agentgym.eval.policies import make_policy
-    from agentgym.eval.runner import plan_episodes, run_plan
+    from agentgym.policies import make_policy
+    from agentgym.eval.plan import plan_episodes
+    from agentgym.eval.runner import run_plan
     from agentgym.eval.suites import SuiteEntry
 
     plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 2), SuiteEntry("agentgym/PyCode-v0", "test", 1)],

@@ -27,9 +27,9 @@ from conftest import requires_transformers_serve
 from server_process import free_port
 
 from agentgym.errors import ConfigError, PolicyError
-from agentgym.eval.openai_policy import OpenAIPolicy, make_openai_policy
-from agentgym.eval.policies import Sampling
-from agentgym.eval.runner import run_episode
+from agentgym.policies.openai import OpenAIPolicy, make_openai_policy
+from agentgym.policies import Sampling
+from agentgym.eval.episode import run_episode
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SAMPLING = Sampling(temperature=0.0, max_tokens=32)

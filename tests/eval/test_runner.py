@@ -17,16 +17,13 @@ from server_process import serving
 
 import agentgym
 from agentgym.errors import ConfigError, DataError, PolicyError
-from agentgym.eval.chat import ChatPolicy, Generation
-from agentgym.eval.policies import OraclePolicy, RandomPolicy, Sampling, make_policy
-from agentgym.eval.runner import (
-    EpisodeResult,
-    export_parquet,
-    load_results,
-    plan_episodes,
-    run_plan,
-    summarize,
-)
+from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.results import export_parquet, load_results
+from agentgym.eval.runner import run_plan
+from agentgym.eval.stats import summarize
+from agentgym.policies import OraclePolicy, RandomPolicy, Sampling, make_policy
+from agentgym.policies.chat import ChatPolicy, Generation
 from agentgym.eval.suites import SUITES, Suite, SuiteEntry, get_suite
 
 SEARCH, MATH, CODE = "agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/PyCode-v0"
@@ -218,8 +215,9 @@ def test_a_plan_prefix_then_the_whole_plan(tmp_path):
 
 KILLED_RUN = """
 import sys, time
-from agentgym.eval.policies import RandomPolicy
-from agentgym.eval.runner import plan_episodes, run_plan
+from agentgym.policies import RandomPolicy
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.runner import run_plan
 from agentgym.eval.suites import SuiteEntry
 
 class SlowRandom(RandomPolicy):

@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from agentgym.errors import DependencyNotInstalled
-from agentgym.eval.policies import make_policy
+from agentgym.policies import make_policy
 
 
 def test_missing_vllm_says_how_to_install():
@@ -18,7 +18,7 @@ def test_missing_vllm_says_how_to_install():
 @pytest.mark.gpu
 def test_vllm_plays_an_episode():
     import agentgym
-    from agentgym.eval.runner import run_episode
+    from agentgym.eval.episode import run_episode
 
     policy = make_policy("vllm:HuggingFaceTB/SmolLM2-135M-Instruct")
     env = agentgym.make("agentgym/SearchQA-v0", max_turns=2)

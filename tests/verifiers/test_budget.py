@@ -10,7 +10,7 @@ from conftest import requires_math_verify
 
 import verifier_helpers
 from agentgym.errors import ConfigError, VerifierError
-from agentgym.eval.runner import summarize
+from agentgym.eval.stats import summarize
 from agentgym.verifiers import verify_math
 from agentgym.verifiers.budget import OVER_BUDGET, budget_seconds, over_budget, run_budgeted, shutdown_workers
 

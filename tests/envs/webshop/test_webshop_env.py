@@ -11,7 +11,7 @@ import agentgym
 from agentgym.envs.webshop import WebShopEnv
 from agentgym.envs.webshop.catalog import load_catalog, parse_pricing
 from agentgym.errors import ConfigError, DataError
-from agentgym.eval.policies import RandomPolicy
+from agentgym.policies import RandomPolicy
 
 
 @pytest.fixture(scope="module")

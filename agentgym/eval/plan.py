@@ -1,0 +1,78 @@
+"""The plan: every episode a suite (or a list of entries) asks for, each keyed by what determines it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.core.registry import make
+from agentgym.errors import ConfigError
+from agentgym.eval.suites import Suite, SuiteEntry
+from agentgym.policies import Policy
+
+__all__ = ["PlannedEpisode", "plan_episodes"]
+
+
+@dataclass(frozen=True)
+class PlannedEpisode:
+    """Episode ``episode`` of an entry: task ``task_index`` of ``split``, reset with ``seed``."""
+
+    env_id: str
+    split: str
+    episode: int
+    task_index: int
+    seed: int
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    suite: str | None = None
+    suite_version: str | None = None
+    entry: str | None = None
+
+    def key(self, policy: Policy) -> str:
+        """What identifies this episode's result in a results file; stable across runs and machines."""
+        sampling = policy.sampling.as_dict() if policy.sampling is not None else None
+        return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
+                           "policy": policy.name, "model": policy.model, "sampling": sampling,
+                           "env_kwargs": dict(self.env_kwargs)}, sort_keys=True, separators=(",", ":"))
+
+
+def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int]:
+    """The split (``None``: the env's default) and its number of tasks, from a local env: the pre-flight
+    check that the env can be made here (a missing extra fails now, before any episode)."""
+    env = make(env_id, **env_kwargs)
+    try:
+        source = env.unwrapped.tasks
+        split = split or env.unwrapped.split
+        if split not in source.splits():
+            raise ConfigError(f"{env_id} has no split {split!r}; its splits are {source.splits()}.")
+        n_tasks = len(source.tasks(split))
+    finally:
+        env.close()
+    if n_tasks == 0:
+        raise ConfigError(f"{env_id} split {split!r} has no tasks; choose another split.")
+    return split, n_tasks
+
+
+def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int,
+                  env_kwargs: Mapping[str, Any] | None = None) -> list[PlannedEpisode]:
+    """Every episode of ``entries``: episode ``i`` of an entry plays task ``i % n_tasks`` with seed ``seed + i``.
+
+    ``episodes=None`` entries get one episode per task of the split (counted
+    from a local env); ``split=None`` is the env's default split. ``env_kwargs``
+    apply to every entry, over its own.
+    """
+    suite = entries if isinstance(entries, Suite) else None
+    items = suite.entries if suite is not None else tuple(entries)
+    labels = [e.label for e in items]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"Each entry may appear once in a plan (name repeated entries of one env); got {labels}.")
+    plan = []
+    for entry in items:
+        kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
+        split, n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
+        episodes = n_tasks if entry.episodes is None else entry.episodes
+        plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, seed + i, kwargs,
+                                   suite.name if suite else None, suite.version if suite else None, entry.label)
+                    for i in range(episodes))
+    return plan

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from agentgym.core.tools import Tool, ToolCall
 from agentgym.errors import ConfigError
 
 __all__ = ["ActionFormat", "DictFormat", "HermesFormat", "ParsedAction", "TagsFormat", "ToolResult",
-           "check_calls", "get_format"]
+           "check_calls", "format_of", "get_format"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -59,6 +59,16 @@ class ActionFormat(ABC):
     name: str = ""
     # False for formats whose episodes end by an action in the world (WebShop's Buy Now), not an answer
     has_answer: bool = True
+    #: whether the model calls tools as functions (a chat template's tool calls) in this format
+    function_calling: bool = False
+
+    def stop_strings(self, tool_names: Iterable[str]) -> tuple[str, ...]:
+        """Text after which a model's turn is over, besides its end-of-turn token (none unless the format says)."""
+        return ()
+
+    def observation_role(self, *, made_tool_calls: bool) -> str:
+        """The chat role of the observation that follows a turn: ``tool`` after function calls, else ``user``."""
+        return "tool" if self.function_calling and made_tool_calls else "user"
 
     @abstractmethod
     def parse(self, text: str, tools: Mapping[str, Tool]) -> ParsedAction:
@@ -96,6 +106,10 @@ class TagsFormat(ActionFormat):
 
     def __init__(self, *, answer_tag: str = "answer") -> None:
         self.answer_tag = answer_tag
+
+    def stop_strings(self, tool_names: Iterable[str]) -> tuple[str, ...]:
+        """After the first closing tool or answer tag: what follows would be the model inventing the result."""
+        return tuple(f"</{name}>" for name in (*tool_names, self.answer_tag) if name)
 
     def _pattern(self, tools: Mapping[str, Tool]) -> re.Pattern[str]:
         names = "|".join(re.escape(n) for n in sorted((*tools, self.answer_tag), key=len, reverse=True))
@@ -143,6 +157,7 @@ class HermesFormat(ActionFormat):
     """Qwen / Hermes ``<tool_call>{json}</tool_call>``; a turn without calls is the answer."""
 
     name = "hermes"
+    function_calling = True
     _CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
     def __init__(self, *, answer_tag: str = "answer", plain_text_answers: bool = True) -> None:
@@ -268,6 +283,16 @@ def get_format(spec: str | ActionFormat) -> ActionFormat:
     if spec not in _FORMATS:
         raise ConfigError(f"Unknown action format {spec!r}; choose one of {sorted(_FORMATS)}.")
     return _FORMATS[spec]()
+
+
+def format_of(info: Mapping[str, Any], env: Any = None) -> ActionFormat:
+    """The action format of the env an ``info`` came from: the env's own when it has one (its answer tag may be
+    its own), else the one ``info["format"]`` names (a ``RemoteEnv`` carries only the name)."""
+    own = getattr(getattr(env, "unwrapped", env), "action_format", None)
+    if isinstance(own, ActionFormat):
+        return own
+    # no name (not an agentgym env's info): structured actions, which have no stop strings and no tool role
+    return get_format(info.get("format") or "dict")
 
 
 def check_calls(parsed: ParsedAction, tools: Mapping[str, Tool]) -> ParsedAction:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.core.env import AgentEnv
+from agentgym.core.formats import format_of
 from agentgym.policies.base import Policy, Sampling
 
 __all__ = ["ChatPolicy", "Generation"]
@@ -33,7 +34,7 @@ class Generation:
 class ChatPolicy(Policy):
     """A policy backed by a chat model; ``generate(messages, tools)`` is the model call."""
 
-    #: whether the model is offered the env's tools as functions (when the env's format is hermes/json)
+    #: whether the model is offered the env's tools as functions (when the env's format is function calling)
     supports_tools: bool = False
 
     def __init__(self, *, sampling: Sampling | None = None, system_prompt: str | None = None) -> None:
@@ -52,7 +53,7 @@ class ChatPolicy(Policy):
         self._pending = []
 
     def _use_tools(self, info: dict[str, Any]) -> bool:
-        return self.supports_tools and info.get("format") in ("hermes", "json") and bool(info.get("tools"))
+        return self.supports_tools and format_of(info, self.env).function_calling and bool(info.get("tools"))
 
     def act(self, observation: str, info: dict[str, Any]) -> str | list[dict[str, Any]]:
         if not any(m["role"] == "user" for m in self.messages):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from agentgym.core.formats import DictFormat, HermesFormat, TagsFormat, ToolResult, check_calls, get_format
+from agentgym.core.formats import (DictFormat, HermesFormat, TagsFormat, ToolResult, check_calls, format_of,
+                                   get_format)
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.errors import ConfigError
 
@@ -116,3 +117,23 @@ def test_instructions_name_every_tool():
 def test_unknown_format():
     with pytest.raises(ConfigError, match="Unknown action format"):
         get_format("xml")
+
+
+def test_each_format_says_where_a_turn_stops_and_which_role_answers_it():
+    tags, hermes, plain = get_format("tags"), get_format("hermes"), get_format("dict")
+    assert tags.stop_strings(["search"]) == ("</search>", "</answer>")
+    assert TagsFormat(answer_tag="final").stop_strings([]) == ("</final>",)
+    assert hermes.stop_strings(["search"]) == () and plain.stop_strings(["search"]) == ()
+    assert hermes.observation_role(made_tool_calls=True) == "tool"
+    assert hermes.observation_role(made_tool_calls=False) == "user"
+    assert tags.observation_role(made_tool_calls=True) == "user"
+    assert get_format("json").function_calling and not tags.function_calling
+
+
+def test_format_of_prefers_the_envs_own_format_to_the_name_in_info():
+    class Env:
+        action_format = TagsFormat(answer_tag="final")
+
+    assert format_of({"format": "tags"}, Env()).stop_strings([]) == ("</final>",)
+    assert isinstance(format_of({"format": "hermes"}), HermesFormat)  # a RemoteEnv: only the name
+    assert format_of({}).stop_strings(["x"]) == ()  # not an agentgym env's info: no stop strings

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat
+from agentgym.core.formats import ActionFormat, TagsFormat
 from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.code.grader import extract_code
@@ -86,7 +86,7 @@ class MathToolEnv(AgentEnv):
 
     @property
     def tool_name(self) -> str:
-        return "code" if self.action_format.name == "tags" else "python"
+        return "code" if isinstance(self.action_format, TagsFormat) else "python"
 
     def make_tools(self) -> Sequence[Tool]:
         return [Tool(
@@ -107,7 +107,7 @@ class MathToolEnv(AgentEnv):
         return "interpreter"
 
     def build_prompt(self, task: Task) -> str:
-        if self.action_format.name == "tags":
+        if isinstance(self.action_format, TagsFormat):
             return _TAGS_PROMPT.format(problem=task.prompt)
         return _TOOL_PROMPT.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
 

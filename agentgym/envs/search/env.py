@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat
+from agentgym.core.formats import ActionFormat, TagsFormat
 from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
@@ -102,7 +102,7 @@ class SearchQAEnv(AgentEnv):
         return "".join(f"Doc {i} {p.render()}\n" for i, p in enumerate(passages, 1))
 
     def build_prompt(self, task: Task) -> str:
-        if self.action_format.name == "tags":
+        if isinstance(self.action_format, TagsFormat):
             return f"{_TAGS_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
         return f"{_TOOL_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, HermesFormat
+from agentgym.core.formats import ActionFormat, HermesFormat, get_format
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.swe.grading import grade_log, instance_image, run_tests
@@ -94,8 +94,8 @@ class SWEBenchEnv(AgentEnv):
             raise DependencyNotInstalled("swebench (SWE-bench grading)", _INSTALL_SWE)
         if backend == "docker" and importlib.util.find_spec("docker") is None:
             raise DependencyNotInstalled("The Docker SDK", _INSTALL_SWE)
-        if action_format == "hermes":  # a turn without a tool call is a format error, as in SWE-agent
-            action_format = HermesFormat(plain_text_answers=False)
+        if isinstance(action_format, str) and isinstance(get_format(action_format), HermesFormat):
+            action_format = HermesFormat(plain_text_answers=False)  # no tool call: a format error, as in SWE-agent
         tasks, self.repos = _load(str(Path(data or bundled_data_dir()).resolve()),
                                   None if repos is None else str(repos))
         self.backend, self.image = backend, image

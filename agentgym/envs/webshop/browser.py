@@ -42,7 +42,7 @@ from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, get_format
+from agentgym.core.formats import ActionFormat, DictFormat, get_format
 from agentgym.core.task import Task
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.webshop.aria import _REF, TreeNode, _find, _Seen, parse_tree
@@ -289,7 +289,7 @@ class WebShopBrowserEnv(AgentEnv):
         def act(name: str, **arguments: Any) -> str | dict[str, Any]:
             call = ToolCall(name, arguments)
             # dict actions are mappings; the dict format renders them as JSON text for the wire
-            return call.as_dict() if self.action_format.name == "dict" else self.action_format.render_call(
+            return call.as_dict() if isinstance(self.action_format, DictFormat) else self.action_format.render_call(
                 call, self.tools)
 
         def click(node: TreeNode | None, fallback_url: str) -> str | dict[str, Any]:

@@ -291,8 +291,9 @@ def format_of(info: Mapping[str, Any], env: Any = None) -> ActionFormat:
     own = getattr(getattr(env, "unwrapped", env), "action_format", None)
     if isinstance(own, ActionFormat):
         return own
-    # no name (not an agentgym env's info): structured actions, which have no stop strings and no tool role
-    return get_format(info.get("format") or "dict")
+    # no known name (not an agentgym env's info): structured actions, which have no stop strings and no tool role
+    name = info.get("format")
+    return get_format(name) if name in _FORMATS else DictFormat()
 
 
 def check_calls(parsed: ParsedAction, tools: Mapping[str, Tool]) -> ParsedAction:

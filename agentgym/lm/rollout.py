@@ -26,14 +26,15 @@ conversation with sentinel contents, so any chat model works.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import inspect
+import logging
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from agentgym.core.formats import format_of
 from agentgym.errors import ConfigError
+from agentgym.lm.generation import Generator, StopOnText, TransformersGenerator, Turn, _seed
 from agentgym.verifiers.budget import over_budget
 
 __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "TransformersGenerator", "Turn",
@@ -41,6 +42,7 @@ __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "Transf
 
 ObservationStyle = Literal["append", "chat"]
 _CONTENT = "AGENTGYM-SENTINEL-CONTENT"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,13 @@ class Episode:
     error: str | None = None
 
     @property
+    def failed(self) -> bool:
+        """An env or grader raised while the episode was played (``error`` says what); its reward is 0."""
+        return self.error is not None
+
+    @property
     def done(self) -> bool:
-        return self.terminated or self.truncated or self.error is not None
+        return self.terminated or self.truncated or self.failed
 
     def add(self, ids: Sequence[int], model: bool, logprobs: Sequence[float] | None = None) -> None:
         self.completion_ids.extend(ids)
@@ -126,22 +133,11 @@ class Episode:
         return len(self.mask) - sum(self.mask)
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One generated turn: its ids, and whether it ended with the end-of-turn token or a stop string."""
-
-    ids: list[int]
-    ended: bool
-    stopped: bool
-    #: the sampler's log-probability of each id, when the backend reports them
-    logprobs: list[float] | None = None
-
-
 class ChatGlue:
     """Prompt ids and the ids around an observation, from the tokenizer's own chat template."""
 
     def __init__(self, tokenizer: Any, *, style: ObservationStyle = "chat", system_prompt: str | None = None) -> None:
-        if style not in ("append", "chat"):
+        if style not in typing.get_args(ObservationStyle):
             raise ConfigError(f"observation style must be 'append' or 'chat', got {style!r}.")
         if not getattr(tokenizer, "chat_template", None):
             raise ConfigError("The tokenizer has no chat template; the trainer needs an instruct (chat) model.")
@@ -196,431 +192,11 @@ class ChatGlue:
         return self._ids(close + prefix) + self._ids(observation, literal=True) + self._ids(suffix)
 
 
-class StopOnText:
-    """A ``generate`` stopping criterion: stop once the new text contains any of ``stops``.
-
-    Decodes only the last few tokens each step (a stop string of n characters spans
-    at most n tokens), which costs microseconds; transformers' own ``stop_strings``
-    re-derives a table over the whole vocabulary on every call (1-2 s a call here).
-    """
-
-    def __init__(self, tokenizer: Any, *, prompt_tokens: int, stops: Sequence[str]) -> None:
-        self.tokenizer = tokenizer
-        self.prompt_tokens = prompt_tokens
-        self.stops = stops
-        self.window = max(len(s) for s in stops) + 2
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        start = max(self.prompt_tokens, input_ids.shape[1] - self.window)
-        done = [any(s in self.tokenizer.decode(row[start:].tolist()) for s in self.stops) for row in input_ids]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
 def action_stop_strings(info: dict[str, Any], env: Any = None) -> tuple[str, ...]:
-    """Where a model's turn ends for the ``tags`` format: after the first closing tool or answer tag."""
-    if info.get("format") != "tags":
-        return ()
-    # a RemoteEnv has no action_format: its answer tag is the default one
-    answer_tag = getattr(getattr(env, "action_format", None), "answer_tag", "answer")
+    """Where a model's turn ends besides its end-of-turn token: what the env's action format says
+    (for ``tags``, after the first closing tool or answer tag)."""
     names = [t.get("function", t).get("name") for t in info.get("tools") or []]
-    return tuple(f"</{n}>" for n in (*names, answer_tag) if n)
-
-
-def _stop_index(tokenizer: Any, ids: Sequence[int], stops: Sequence[str], eos_id: int | None) -> tuple[int, bool, bool]:
-    """Where a generated row ends: (length, ended with end-of-turn, stopped at a stop string)."""
-    for i, token in enumerate(ids):
-        if eos_id is not None and token == eos_id:
-            return i + 1, True, False
-        if stops:
-            window = tokenizer.decode(ids[max(0, i - 24): i + 1])
-            if any(s in window for s in stops):
-                return i + 1, False, True
-    return len(ids), False, False
-
-
-def _growing_cache(config: Any) -> Any:
-    """A ``DynamicCache`` whose layers append into spare capacity instead of re-concatenating.
-
-    transformers' ``DynamicLayer`` appends a token with ``torch.cat``: every decoding
-    step copies the whole cache of every layer (gigabytes a step for 30 rows of long
-    SWE-bench contexts, and as many fresh page-faulted allocations). Growing by a
-    quarter at a time makes appending amortised O(new tokens) at a quarter more
-    memory; the layer hands out views.
-    """
-    from transformers import DynamicCache
-    from transformers.cache_utils import DynamicLayer
-
-    cache = DynamicCache(config=config)
-    layers = getattr(cache, "layers", None)
-    if layers and all(type(layer) is DynamicLayer for layer in layers):
-        grow = _growing_layer_class()
-        cache.layers = [grow() for _ in layers]
-    return cache
-
-
-@functools.cache
-def _growing_layer_class() -> type:
-    from transformers.cache_utils import DynamicLayer
-
-    class GrowingLayer(DynamicLayer):
-        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-            import torch
-
-            if not self.is_initialized:
-                self.lazy_initialization(key_states, value_states)
-            have = self.get_seq_length()
-            total = have + key_states.shape[-2]
-            buffers = getattr(self, "_buffers", None)
-            # the buffers are still ours unless batch_select_indices / batch_repeat_interleave replaced the views
-            if (buffers is None or have == 0 or self.keys.data_ptr() != buffers[0].data_ptr()
-                    or buffers[0].shape[0] != key_states.shape[0] or total > buffers[0].shape[-2]):
-                capacity = total + max(64, total // 4)  # room for ~a turn more; 2x would double the memory
-                grown = []
-                for old, new in ((self.keys, key_states), (self.values, value_states)):
-                    shape = (*new.shape[:-2], capacity, new.shape[-1])
-                    buffer = torch.empty(shape, dtype=new.dtype, device=new.device)
-                    if have:
-                        buffer[..., :have, :].copy_(old)
-                    grown.append(buffer)
-                buffers = self._buffers = tuple(grown)
-            buffers[0][..., have:total, :].copy_(key_states)
-            buffers[1][..., have:total, :].copy_(value_states)
-            self.keys, self.values = buffers[0][..., :total, :], buffers[1][..., :total, :]
-            return self.keys, self.values
-
-    return GrowingLayer
-
-
-@dataclass
-class _KV:
-    """A batch's key/value cache between turns: row ``i`` holds ``seqs[i]`` (its valid tokens, in order) in the
-    cache slots where ``mask[i]`` is 1; other slots are padding or tokens generated after the row's turn ended."""
-
-    cache: Any
-    mask: Any
-    seqs: list[list[int]]
-
-    def replace(self, other: _KV) -> None:
-        self.cache, self.mask, self.seqs = other.cache, other.mask, other.seqs
-
-
-def _layers(cache: Any) -> list[Any] | None:
-    """The cache's per-layer objects (``.keys``/``.values`` of shape rows x heads x slots x dim), where the installed
-    transformers has them; None disables what needs them (parking, compaction) and nothing else."""
-    layers = getattr(cache, "layers", None)
-    if not layers or not all(getattr(layer, "keys", None) is not None and layer.keys.dim() == 4 for layer in layers):
-        return None
-    return layers
-
-
-def _with_slots(kv: _KV, rows: Any, slots: Any | None = None) -> _KV:
-    """A new cache of ``rows`` (an index tensor); with ``slots`` (rows x width), each row keeps only those slots."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache()
-    cache.layers = []
-    for layer in _layers(kv.cache) or ():
-        fresh = _growing_layer_class()()
-        keys, values = layer.keys[rows], layer.values[rows]
-        if slots is not None:
-            index = slots[:, None, :, None].expand(-1, keys.shape[1], -1, keys.shape[3])
-            keys, values = keys.gather(2, index), values.gather(2, index)
-        fresh.lazy_initialization(keys, values)
-        fresh.keys, fresh.values = keys, values
-        cache.layers.append(fresh)
-    mask = kv.mask[rows] if slots is None else kv.mask[rows].gather(1, slots)
-    return _KV(cache=cache, mask=mask, seqs=[kv.seqs[r] for r in rows.tolist()])
-
-
-def _take(kv: _KV, rows: list[int], *, copy: bool) -> _KV:
-    """The batch rows ``rows`` of ``kv`` (``copy=False``: in the same cache object, through transformers' select)."""
-    import torch
-
-    index = torch.tensor(rows, device=kv.mask.device)
-    if copy:
-        return _with_slots(kv, index)
-    kv.cache.batch_select_indices(index)
-    return _KV(cache=kv.cache, mask=kv.mask[index], seqs=[kv.seqs[r] for r in rows])
-
-
-def _compact(kv: _KV) -> None:
-    """Drop the slots no row uses: each row's valid slots move, in order, to the right end of a cache as wide as
-    the longest row. Keys carry their rotary positions already, so where a slot sits does not change attention."""
-    import torch
-
-    if _layers(kv.cache) is None:
-        return
-    width = int(kv.mask.sum(dim=1).max())
-    if width == kv.mask.shape[1]:
-        return
-    # a stable sort puts each row's empty slots first and its valid ones after, both in order
-    slots = torch.sort(kv.mask, dim=1, stable=True).indices[:, -width:]
-    rows = torch.arange(len(kv.seqs), device=kv.mask.device)
-    compacted = _with_slots(kv, rows, slots)
-    for layer, fresh in zip(kv.cache.layers, compacted.cache.layers):
-        layer.keys, layer.values = fresh.keys, fresh.values
-    kv.mask = compacted.mask
-
-
-def _buckets(lengths: list[int], *, slack: float = 0.25, tokens: int = 32) -> list[list[int]]:
-    """Rows grouped by length, longest first: a row joins a bucket when padding it to the bucket's longest costs at
-    most ``slack`` of that length or ``tokens`` tokens (less than a forward pass's fixed cost)."""
-    buckets: list[list[int]] = []
-    for row in sorted(range(len(lengths)), key=lambda r: -lengths[r]):
-        if buckets and lengths[buckets[-1][0]] - lengths[row] <= max(tokens, slack * lengths[buckets[-1][0]]):
-            buckets[-1].append(row)
-        else:
-            buckets.append([row])
-    return [sorted(bucket) for bucket in buckets]
-
-
-def _merge(groups: list[tuple[list[int], _KV]], n: int) -> _KV:
-    """One cache of ``n`` rows from groups of (original rows, cache), each padded on the right to the widest."""
-    import torch
-    import torch.nn.functional as F
-
-    width = max(kv.mask.shape[1] for _, kv in groups)
-    order = [r for rows, _ in groups for r in rows]
-    back = torch.tensor(sorted(range(n), key=order.__getitem__), device=groups[0][1].mask.device)
-
-    def padded(t: Any, dim_from_end: int) -> Any:
-        missing = width - t.shape[-dim_from_end]
-        return F.pad(t, (0, 0) * (dim_from_end - 1) + (0, missing)) if missing else t
-
-    target = groups[-1][1]
-    for index, layer in enumerate(_layers(target.cache) or ()):
-        parts = [_layers(kv.cache)[index] for _, kv in groups]  # type: ignore[index]
-        layer.keys = torch.cat([padded(p.keys, 2) for p in parts])[back]
-        layer.values = torch.cat([padded(p.values, 2) for p in parts])[back]
-    mask = torch.cat([padded(kv.mask, 1) for _, kv in groups])[back]
-    seqs = [kv.seqs[k] for _, kv in groups for k in range(len(kv.seqs))]
-    return _KV(cache=target.cache, mask=mask, seqs=[seqs[b] for b in back.tolist()])
-
-
-class TransformersGenerator:
-    """Turns from a ``transformers`` causal LM, a batch of contexts at a time, with the cache kept across turns.
-
-    A decoding loop of its own rather than ``model.generate``, so that a multi-turn
-    episode never recomputes what the model has already read: the prompt prefix
-    all contexts share is computed once and copied to every row, and each later
-    turn feeds only the tokens a row has not seen (the observation and its chat
-    glue), its earlier tokens staying in the key/value cache. Rows are aligned by
-    padding inside each new block; the attention mask hides padding and the tokens
-    a row generated after its turn ended, and positions count only a row's own
-    tokens, so each row is computed exactly as if it were alone. A call whose
-    contexts do not extend the previous call's rows (a new batch) starts afresh.
-    """
-
-    def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
-                 top_k: int = 0, on_token: Callable[[int, int], None] | None = None,
-                 prefill_tokens: int = 8192) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-        self.temperature = temperature
-        self.top_p = top_p
-        self.top_k = top_k
-        #: called as (tokens generated so far, max_new_tokens) after each generated token: live progress
-        self.on_token = on_token
-        #: tokens (all rows together) fed per forward pass while reading prompts and observations: bounds the
-        #: attention's memory, which grows with rows x chunk x cached length
-        self.prefill_tokens = prefill_tokens
-        self._kv: _KV | None = None
-        # transformers 5.x names the forward's cache argument ``cache`` (``past_key_values`` is deprecated)
-        forward = inspect.signature(model.forward).parameters
-        self._cache_kwarg = "cache" if "cache" in forward else "past_key_values"
-
-    def _pad_id(self) -> int:
-        tokenizer = self.tokenizer
-        return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-
-    def _match(self, contexts: Sequence[Sequence[int]]) -> list[int] | None:
-        """For each context, the row of the previous call it extends (in order), or None for a fresh batch."""
-        if self._kv is None:
-            return None
-        rows, j = [], 0
-        for context in contexts:
-            while j < len(self._kv.seqs) and not (
-                    len(self._kv.seqs[j]) < len(context) and list(context[:len(self._kv.seqs[j])]) == self._kv.seqs[j]):
-                j += 1
-            if j == len(self._kv.seqs):
-                return None
-            rows.append(j)
-            j += 1
-        return rows
-
-    def _forward(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
-        """Feed ``block[i]`` to row ``i``; the last position's logits.
-
-        Rows are fed in buckets of similar length, so that a short observation is not padded to the longest one
-        (reading a token costs the same alone as in a batch; padding costs as much as a token).
-        """
-        import torch
-
-        buckets = _buckets([len(b) for b in block])
-        if len(buckets) == 1 or _layers(kv.cache) is None:
-            return self._forward_padded(kv, block, logits=logits)
-        groups, rows_logits = [], [None] * len(block)
-        for rows in buckets:
-            sub = _take(kv, rows, copy=True)
-            out = self._forward_padded(sub, [block[r] for r in rows], logits=logits)
-            groups.append((rows, sub))
-            for k, r in enumerate(rows):
-                rows_logits[r] = out[k] if logits else None
-        kv.replace(_merge(groups, len(block)))
-        return torch.stack(rows_logits) if logits else None  # type: ignore[arg-type]
-
-    def _forward_padded(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
-        """Feed ``block[i]`` to row ``i``, left-padded to one width, in chunks; the last position's logits."""
-        import torch
-
-        device = kv.mask.device
-        width = max(len(b) for b in block)
-        ids = torch.tensor([[self._pad_id()] * (width - len(b)) + list(b) for b in block], device=device)
-        new_mask = torch.tensor([[0] * (width - len(b)) + [1] * len(b) for b in block], device=device)
-        start = kv.mask.sum(dim=1, keepdim=True)
-        positions = (start + new_mask.cumsum(dim=1) - 1).clamp(min=0)
-        out, chunk = None, max(32, self.prefill_tokens // len(block))
-        for lo in range(0, width, chunk):
-            hi = min(width, lo + chunk)
-            kv.mask = torch.cat([kv.mask, new_mask[:, lo:hi]], dim=1)
-            out = self.model(input_ids=ids[:, lo:hi], attention_mask=kv.mask, position_ids=positions[:, lo:hi],
-                             use_cache=True, logits_to_keep=1, **{self._cache_kwarg: kv.cache})
-        for seq, tokens in zip(kv.seqs, block):
-            seq.extend(tokens)
-        return out.logits[:, -1, :].float() if logits else None
-
-    def _start(self, contexts: Sequence[Sequence[int]]) -> tuple[_KV, list[list[int]]]:
-        """A fresh cache holding the prefix every context shares (computed once), and each row's remainder."""
-        import torch
-
-        shared = min(len(c) for c in contexts) - 1  # every row keeps at least one token to feed
-        first = contexts[0]
-        for context in contexts[1:]:
-            shared = next((k for k in range(shared) if context[k] != first[k]), shared)
-        device = next(self.model.parameters()).device
-        kv = _KV(cache=_growing_cache(self.model.config), mask=torch.zeros((1, 0), dtype=torch.long,
-                                                                               device=device), seqs=[[]])
-        if shared > 0:
-            self._forward(kv, [list(first[:shared])], logits=False)
-        if len(contexts) > 1:
-            kv.cache.batch_repeat_interleave(len(contexts))
-            kv.mask = kv.mask.repeat(len(contexts), 1)
-        kv.seqs = [list(first[:shared]) for _ in contexts]
-        return kv, [list(c[shared:]) for c in contexts]
-
-    def _pick(self, logits: Any, generator: Any) -> Any:
-        import torch
-
-        if self.temperature <= 0:
-            return logits.argmax(dim=-1)
-        logits = logits / self.temperature
-        if self.top_k > 0:
-            kth = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1).values[:, -1:]
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        probs = torch.softmax(logits, dim=-1)
-        if self.top_p < 1.0:
-            sorted_probs, order = probs.sort(dim=-1, descending=True)
-            # keep the smallest set whose mass reaches top_p (the most likely token always stays)
-            drop = sorted_probs.cumsum(dim=-1) - sorted_probs > self.top_p
-            sorted_probs = sorted_probs.masked_fill(drop, 0.0)
-            probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-
-    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Turn]:
-        import torch
-
-        eos = self.tokenizer.eos_token_id
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.no_grad():
-                rows = self._match(contexts)
-                if rows is None:
-                    kv, block = self._start(contexts)
-                else:
-                    kv = self._kv  # type: ignore[assignment]
-                    if rows != list(range(len(kv.seqs))):
-                        index = torch.tensor(rows, device=kv.mask.device)
-                        kv.cache.batch_select_indices(index)
-                        kv.mask, kv.seqs = kv.mask[index], [kv.seqs[r] for r in rows]
-                    _compact(kv)
-                    block = [list(c[len(s):]) for c, s in zip(contexts, kv.seqs)]
-                self._kv = None  # a failure below leaves no half-updated cache behind
-                logits = self._forward(kv, block, logits=True)
-                generator = torch.Generator(device=logits.device).manual_seed(seed)
-                turns = self._decode(kv, logits, stops, max_new_tokens, generator, eos)
-                self._kv = kv
-        finally:
-            self.model.train(was_training)
-        return turns
-
-    def _decode(self, kv: _KV, logits: Any, stops: Sequence[Sequence[str]], max_new_tokens: int, generator: Any,
-                eos: int | None) -> list[Turn]:
-        """Generate until every row stops; rows whose turn ended leave the batch (parked) once they are half of it,
-        so a few long answers do not make every finished row pay for each step, and come back at the end."""
-        n = len(kv.seqs)
-        generated: list[list[int]] = [[] for _ in range(n)]
-        ended, stopped, live = [False] * n, [False] * n, [True] * n
-        active, parked = list(range(n)), []  # the original row of each batch row; the rows set aside
-        for step in range(max_new_tokens):
-            picked = self._pick(logits, generator).tolist()
-            for j, i in enumerate(active):
-                if not live[i]:
-                    continue
-                generated[i].append(picked[j])
-                if eos is not None and picked[j] == eos:
-                    ended[i], live[i] = True, False
-                elif stops[i] and any(s in self.tokenizer.decode(generated[i][-24:]) for s in stops[i]):
-                    stopped[i], live[i] = True, False
-            if self.on_token is not None:
-                self.on_token(step + 1, max_new_tokens)
-            if not any(live) or step + 1 == max_new_tokens:
-                break
-            # a row whose turn ended this step still takes its last token; one that ended earlier takes padding
-            fed = [live[i] or len(generated[i]) == step + 1 for i in active]
-            idle = [j for j, f in enumerate(fed) if not f]
-            if _layers(kv.cache) is not None and len(idle) >= max(1, len(active) // 2):
-                keep = [j for j, f in enumerate(fed) if f]
-                parked.append(([active[j] for j in idle], _take(kv, idle, copy=True)))
-                kv.replace(_take(kv, keep, copy=False))
-                active = [active[j] for j in keep]
-                picked, fed = [picked[j] for j in keep], [True] * len(keep)
-            feed = [[picked[j]] if f else [self._pad_id()] for j, f in enumerate(fed)]
-            logits = self._step(kv, feed, fed)
-        if parked:
-            kv.replace(_merge([*parked, (active, kv)], n))
-        return [Turn(ids=generated[i], ended=ended[i], stopped=stopped[i]) for i in range(n)]
-
-    def _step(self, kv: _KV, feed: list[list[int]], valid: list[bool]) -> Any:
-        import torch
-
-        device = kv.mask.device
-        ids = torch.tensor(feed, device=device)
-        step_mask = torch.tensor([[1 if v else 0] for v in valid], device=device)
-        positions = kv.mask.sum(dim=1, keepdim=True)
-        kv.mask = torch.cat([kv.mask, step_mask], dim=1)
-        out = self.model(input_ids=ids, attention_mask=kv.mask, position_ids=positions, use_cache=True,
-                         logits_to_keep=1, **{self._cache_kwarg: kv.cache})
-        for seq, tokens, v in zip(kv.seqs, feed, valid):
-            if v:
-                seq.extend(tokens)
-        return out.logits[:, -1, :].float()
-
-
-def _seed(*parts: Any) -> int:
-    return int.from_bytes(hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=4).digest(), "big")
-
-
-class Generator(Protocol):
-    """What plays the model's turns: :class:`TransformersGenerator`, or ``VLLMGenerator`` on a GPU."""
-
-    tokenizer: Any
-
-    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Turn]: ...
+    return format_of(info, env).stop_strings(names)
 
 
 def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Generator, glue: ChatGlue,
@@ -629,73 +205,90 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
                   on_done: Callable[[int, Episode], None] | None = None) -> list[Episode]:
     """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn).
 
-    An exception from an env (a tool's, the verifier's, a remote server's) ends
-    that episode only, with reward 0 and ``error`` set: one bad rollout never
-    kills the batch. ``on_turn(round)`` runs after every batched turn,
-    ``on_done(i, episode)`` once per episode as soon as it ends.
+    The ``RolloutError`` boundary: an exception from an env while an episode plays
+    (its reset, a tool's, the verifier's or grader's, a remote server's, or an
+    observation that cannot be read) ends that episode only: ``failed``, ``error``
+    says what was raised, reward 0; the others play on. The env is left as the
+    failure left it: a caller that plays on with it may replace it first (the
+    trainer does). The generator's own exceptions (the model's) are not an
+    episode's and propagate.
+    ``on_turn(round)`` runs after every batched turn, ``on_done(i, episode)`` once
+    per episode as soon as it ends.
     """
     if len(envs) != len(specs):
         raise ConfigError(f"play_episodes needs one env per spec, got {len(envs)} envs for {len(specs)} specs.")
-    episodes, infos = [], []
+    episodes = [Episode(spec=spec, prompt_ids=[]) for spec in specs]
+    stops: list[tuple[str, ...]] = [() for _ in specs]
 
-    def finish(i: int, error: Exception | None = None) -> None:
-        if error is not None:
-            episodes[i].error = f"{type(error).__name__}: {error}"
-            episodes[i].reward, episodes[i].success = 0.0, False
-        if on_done is not None:
+    def guarded(i: int, play: Callable[..., tuple[str, ...]], *args: Any) -> None:
+        """Run one env interaction of episode ``i`` (it returns the next turn's stop strings) inside the boundary."""
+        try:
+            stops[i] = play(episodes[i], envs[i], glue, *args)
+        except Exception as e:  # noqa: BLE001 - the RolloutError boundary: one bad rollout never kills the batch
+            _fail(episodes[i], e)
+        if episodes[i].done and on_done is not None:
             on_done(i, episodes[i])
 
-    for i, (env, spec) in enumerate(zip(envs, specs)):
-        episodes.append(Episode(spec=spec, prompt_ids=[]))
-        infos.append({})
-        try:
-            observation, info = env.reset(seed=spec.seed, options=spec.reset_options())
-        except Exception as e:  # noqa: BLE001 - the RolloutError boundary
-            finish(i, e)
-            continue
-        episodes[i].prompt_ids, episodes[i].prompt = glue.prompt_ids(observation), observation
-        episodes[i].task_id, episodes[i].info, infos[i] = info.get("task_id"), info, info
+    for i in range(len(specs)):
+        guarded(i, _start)
     round_no = 0
-    while True:
-        live = [i for i, e in enumerate(episodes) if not e.done]
-        if not live:
-            return episodes
+    while live := [i for i, e in enumerate(episodes) if not e.done]:
         budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
-        stops = [action_stop_strings(infos[i], getattr(envs[i], "unwrapped", envs[i])) for i in live]
         contexts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in live]
-        turns = generator.generate(contexts, stops=stops, max_new_tokens=max(1, budget),
+        turns = generator.generate(contexts, stops=[stops[i] for i in live], max_new_tokens=max(1, budget),
                                    seed=_seed(seed, round_no, *live))
         round_no += 1
         for i, context, turn in zip(live, contexts, turns):
-            episode = episodes[i]
-            episode.context_tokens += len(context)
-            text = generator.tokenizer.decode(turn.ids, skip_special_tokens=True)
-            episode.add(turn.ids, model=True, logprobs=turn.logprobs)
-            episode.model_turns.append(list(turn.ids))
-            episode.model_texts.append(text)
-            try:
-                observation, reward, terminated, truncated, info = envs[i].step(text)
-            except Exception as e:  # noqa: BLE001 - the RolloutError boundary
-                finish(i, e)
-                continue
-            infos[i] = episode.info = info
-            episode.observations.append(observation)
-            episode.turns += 1
-            episode.tool_calls += len(info.get("tool_calls") or [])
-            episode.format_errors += info.get("action_error") is not None
-            if terminated or truncated:
-                episode.terminated, episode.truncated = terminated, truncated
-                episode.reward = float(reward)
-                episode.success = bool((info.get("verification") or {}).get("correct"))
-                episode.verifier_over_budget = over_budget(info.get("verification"))
-                finish(i)
-                continue
-            role = "tool" if info.get("format") in ("hermes", "json") and info.get("tool_calls") else "user"
-            ids = glue.observation_ids(observation, turn_ended=turn.ended, role=role)
-            if len(episode.completion_ids) + len(ids) + 1 > max_completion_tokens:
-                episode.truncated, episode.over_budget = True, True
-                finish(i)
-                continue
-            episode.add(ids, model=False)
+            text = _record_turn(episodes[i], context, turn, generator.tokenizer)
+            guarded(i, _step, text, turn, max_completion_tokens)
         if on_turn is not None:
             on_turn(round_no)
+    return episodes
+
+
+def _fail(episode: Episode, error: Exception) -> None:
+    logger.debug("episode %s failed", episode.spec.key, exc_info=error)
+    episode.error = f"{type(error).__name__}: {error}"
+    episode.reward, episode.success = 0.0, False
+
+
+def _start(episode: Episode, env: Any, glue: ChatGlue) -> tuple[str, ...]:
+    """Reset ``env`` for the episode; the stop strings of its first turn."""
+    observation, info = env.reset(seed=episode.spec.seed, options=episode.spec.reset_options())
+    episode.prompt_ids, episode.prompt = glue.prompt_ids(observation), observation
+    episode.task_id, episode.info = info.get("task_id"), info
+    return action_stop_strings(info, getattr(env, "unwrapped", env))
+
+
+def _record_turn(episode: Episode, context: Sequence[int], turn: Turn, tokenizer: Any) -> str:
+    """Add the model's turn to the episode; its text, as the env will read it."""
+    episode.context_tokens += len(context)
+    text = tokenizer.decode(turn.ids, skip_special_tokens=True)
+    episode.add(turn.ids, model=True, logprobs=turn.logprobs)
+    episode.model_turns.append(list(turn.ids))
+    episode.model_texts.append(text)
+    return text
+
+
+def _step(episode: Episode, env: Any, glue: ChatGlue, text: str, turn: Turn,
+          max_completion_tokens: int) -> tuple[str, ...]:
+    """Step ``env`` with the model's turn and add the observation (or end the episode); the next turn's stops."""
+    observation, reward, terminated, truncated, info = env.step(text)
+    episode.info = info
+    episode.observations.append(observation)
+    episode.turns += 1
+    episode.tool_calls += len(info.get("tool_calls") or [])
+    episode.format_errors += info.get("action_error") is not None
+    if terminated or truncated:
+        episode.terminated, episode.truncated = terminated, truncated
+        episode.reward = float(reward)
+        episode.success = bool((info.get("verification") or {}).get("correct"))
+        episode.verifier_over_budget = over_budget(info.get("verification"))
+        return ()
+    role = format_of(info, env).observation_role(made_tool_calls=bool(info.get("tool_calls")))
+    ids = glue.observation_ids(observation, turn_ended=turn.ended, role=role)
+    if len(episode.completion_ids) + len(ids) + 1 > max_completion_tokens:
+        episode.truncated, episode.over_budget = True, True
+        return ()
+    episode.add(ids, model=False)
+    return action_stop_strings(info, getattr(env, "unwrapped", env))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.lm.rollout import Turn
+from agentgym.lm.generation import Turn
 
 __all__ = ["VLLM_INSTALL", "VLLMGenerator"]
 
@@ -56,7 +56,7 @@ class VLLMGenerator:
 
     def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
                  seed: int) -> list[Turn]:
-        from agentgym.lm.rollout import _seed, _stop_index
+        from agentgym.lm.generation import _seed, _stop_index
 
         groups: dict[tuple[str, ...], list[int]] = {}
         for row, row_stops in enumerate(stops):

@@ -12,7 +12,7 @@ def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats
     import torch
     from transformers import DynamicCache, LlamaConfig
 
-    from agentgym.lm.rollout import _growing_cache
+    from agentgym.lm.generation import _growing_cache
 
     config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=2)
@@ -50,15 +50,15 @@ def test_rows_parked_and_compacted_across_turns_generate_what_each_row_generates
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from agentgym.lm.local import resolve_model
-    from agentgym.lm import rollout
-    from agentgym.lm.rollout import TransformersGenerator
+    from agentgym.lm import generation
+    from agentgym.lm.generation import TransformersGenerator
 
     merges, compactions, buckets = [], [], []
-    merge, compact = rollout._merge, rollout._compact
-    monkeypatch.setattr(rollout, "_merge", lambda groups, n: merges.append(len(groups)) or merge(groups, n))
-    monkeypatch.setattr(rollout, "_compact", lambda kv: compactions.append(kv.mask.shape) or compact(kv))
-    bucket = rollout._buckets
-    monkeypatch.setattr(rollout, "_buckets", lambda lengths: buckets.append(bucket(lengths)) or buckets[-1])
+    merge, compact = generation._merge, generation._compact
+    monkeypatch.setattr(generation, "_merge", lambda groups, n: merges.append(len(groups)) or merge(groups, n))
+    monkeypatch.setattr(generation, "_compact", lambda kv: compactions.append(kv.mask.shape) or compact(kv))
+    bucket = generation._buckets
+    monkeypatch.setattr(generation, "_buckets", lambda lengths: buckets.append(bucket(lengths)) or buckets[-1])
 
     torch.set_num_threads(1)
     path = resolve_model("smollm2")

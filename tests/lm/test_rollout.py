@@ -9,7 +9,7 @@ from toy_env import ID, OBSERVATION, register
 from trainer_fixtures import tiny_model
 
 import agentgym  # noqa: F401 - registers the ids
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, RemoteEnvError, ToolError
 from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
 
 pytestmark = requires_smollm2
@@ -142,6 +142,50 @@ def test_an_env_error_ends_only_its_own_episode(smollm2_tokenizer):
     assert sorted(ended) == [0, 1, 2] and ended[0] == 1  # each reported once, the broken one as it broke
     assert good.prompt == "Write a few words." and good.observations == [OBSERVATION, OBSERVATION, ""]
     assert good.context_tokens > 3 * len(good.prompt_ids)  # every turn's context counted
+
+
+class _Failing(gym.Wrapper):
+    """Raises where a real env can: its final grading (PyCode's ``ToolError``), a server's error on reset, or an
+    observation that is not text (an env bug)."""
+
+    def __init__(self, env, where):
+        super().__init__(env)
+        self.where = where
+
+    def reset(self, **kwargs):
+        if self.where == "reset":
+            raise RemoteEnvError("session lost", status_code=410, code="session_lost")
+        return super().reset(**kwargs)
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = super().step(action)
+        if self.where == "grading" and terminated:
+            raise ToolError("the grader's sandbox could not start")
+        if self.where == "observation" and not terminated:
+            return {"not": "text"}, reward, terminated, truncated, info
+        return observation, reward, terminated, truncated, info
+
+
+def test_env_and_grader_failures_fail_their_episode_and_the_batch_plays_on(smollm2_tokenizer):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    where = [None, "grading", None, "reset", "observation", None]
+    envs = [_Failing(gym.make(ID, turns=2), w) for w in where]
+    ended = []
+    episodes = play_episodes(envs, [TaskSpec(ID, task_id=f"toy-{i}") for i in range(len(envs))],
+                             TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer), glue,
+                             max_turn_tokens=8, max_completion_tokens=400, on_done=lambda i, e: ended.append(i))
+    assert sorted(ended) == list(range(len(envs)))
+    for w, episode in zip(where, episodes):
+        if w is None:  # played as if nothing had happened beside it
+            assert not episode.failed and episode.terminated and episode.turns == 2
+            assert episode.reward == pytest.approx(episode.info["verification"]["reward"])
+        else:
+            assert episode.failed and episode.done and episode.reward == 0.0 and not episode.success
+    grading, reset, observation = episodes[1], episodes[3], episodes[4]
+    assert grading.error == "ToolError: the grader's sandbox could not start" and grading.turns == 1
+    assert reset.error == "RemoteEnvError: [410 session_lost] session lost" and reset.prompt_ids == []
+    assert observation.error and observation.turns == 1 and observation.observations == [{"not": "text"}]
 
 
 def test_bad_style_and_templateless_tokenizer_are_clear_errors(smollm2_tokenizer):

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import pytest
 from conftest import import_or_skip, requires_smollm2, requires_train
 from server_process import serving
-from toy_env import ID, register
+from toy_env import ID, ToyEnv, register
 from trainer_fixtures import tiny_model
 
-from agentgym.trainer.grpo import TrainConfig, build_trainer, save_final
+from agentgym.errors import RolloutError, ToolError
 from agentgym.lm.rollout import TaskSpec
+from agentgym.trainer.grpo import TrainConfig, build_trainer, save_final
 
 torch = import_or_skip("torch", "train")
 pytestmark = [requires_smollm2, requires_train]
@@ -129,11 +131,12 @@ def test_a_training_step_against_agentgym_serve(tmp_path, smollm2_tokenizer):
 def _feed(tmp_path, rows):
     from types import SimpleNamespace
 
-    from agentgym.trainer.grpo import RolloutStats, _callback_class
+    from agentgym.trainer.callbacks import MetricsLog
+    from agentgym.trainer.stats import RolloutStats
 
     tmp_path.mkdir()
     config = TrainConfig(env=[ID], output_dir=str(tmp_path), collapse_window=3)
-    log = _callback_class()(config, RolloutStats(), None)
+    log = MetricsLog(config, RolloutStats(), None)
     for step, (reward, std, entropy) in enumerate(rows, 1):
         log.on_log(None, SimpleNamespace(global_step=step), None,
                    logs={"loss": 0.0, "reward": reward, "reward_std": std, "entropy": entropy})
@@ -189,3 +192,80 @@ def test_a_verifier_overrun_is_counted_in_the_step_metrics(tmp_path, smollm2_tok
     assert [e.verifier_over_budget for e in episodes] == [True, False]
     assert all(e.reward == 0.0 and e.error is None for e in episodes)
     assert RolloutStats(episodes=episodes).summary()["verifier_over_budget"] == 0.5
+
+
+FLAKY = "agentgym-test/FlakyToy-v0"
+
+
+class _FlakyToy(ToyEnv):
+    """The toy env whose final grading raises while ``failures`` lasts (a grader's sandbox, a server going away).
+    Scored episodes get 0.5 more than the toy's reward, so a failure counted as 0 would move its group's baseline."""
+
+    failures = 0
+    instances: ClassVar[list[_FlakyToy]] = []
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.closed = False
+        _FlakyToy.instances.append(self)
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = super().step(action)
+        if terminated and _FlakyToy.failures > 0:
+            _FlakyToy.failures -= 1
+            raise ToolError("the grader's sandbox could not start")
+        return observation, reward + 0.5 * terminated, terminated, truncated, info
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+def _flaky_trainer(tmp_path, smollm2_tokenizer, model, *, failures: int):
+    import gymnasium as gym
+
+    if FLAKY not in gym.registry:
+        gym.register(FLAKY, entry_point=_FlakyToy)
+    _FlakyToy.failures, _FlakyToy.instances = failures, []
+    config = TrainConfig(env=[FLAKY], output_dir=str(tmp_path / "run"), group_size=3, groups_per_step=2, steps=2,
+                         max_turn_tokens=10, max_completion_tokens=200, learning_rate=1e-2, save_steps=100)
+    specs = [TaskSpec(FLAKY, task_id=f"toy-{i}") for i in range(4)]
+    return build_trainer(config, model=model, tokenizer=smollm2_tokenizer, specs=specs)
+
+
+def test_a_step_goes_on_past_a_failed_episode(tmp_path, smollm2_tokenizer):
+    """A grader failure fails its episode only: reward None to TRL (out of its group's baseline, no advantage), no
+    tokens in the loss, counted in the step's metrics, its env replaced; the step and the next one train."""
+    model = tiny_model(smollm2_tokenizer, seed=5)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    trainer, rollouts = _flaky_trainer(tmp_path, smollm2_tokenizer, model, failures=1)
+    outputs, scored = [], []
+    rollout_func, score = trainer.rollout_func, trainer._generate_and_score_completions
+    trainer.rollout_func = lambda prompts, trainer_: outputs.append(rollout_func(prompts, trainer_)) or outputs[-1]
+    trainer._generate_and_score_completions = lambda inputs: scored.append(score(inputs)) or scored[-1]
+    trainer.train()
+    pool = rollouts.envs[FLAKY]
+    broken = [env for env in _FlakyToy.instances if env.closed]
+    rollouts.close()
+
+    first = outputs[0]
+    assert [k for k, r in enumerate(first["env_reward"]) if r is None] == [0]  # the first episode to be graded
+    assert set(first["env_mask"][0]) == {0} and any(1 in m for m in first["env_mask"][1:])
+    advantages = scored[0]["advantages"].tolist()
+    assert advantages[0] == 0.0
+    assert advantages[1] + advantages[2] == pytest.approx(0.0, abs=1e-5)  # the baseline is the other two's mean
+    assert len(outputs) == 2 and None not in outputs[1]["env_reward"]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["rollout_errors"] for r in rows] == [1.0, 0.0]
+    assert rows[0]["reward_mean"] == pytest.approx(rows[0]["env_reward"], rel=1e-6)  # both over scored episodes
+    assert len(broken) == 1 and broken[0] not in pool and len(pool) == 6  # replaced by a fresh env
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert samples[0]["error"] == "ToolError: the grader's sandbox could not start" and samples[0]["reward"] == 0.0
+    assert any(not torch.equal(before[n], p) for n, p in model.named_parameters())
+
+
+def test_a_step_in_which_every_episode_failed_stops_the_run(tmp_path, smollm2_tokenizer):
+    trainer, rollouts = _flaky_trainer(tmp_path, smollm2_tokenizer, tiny_model(smollm2_tokenizer), failures=10**6)
+    with pytest.raises(RolloutError, match=r"Every episode of this step failed \(6\), e.g. ToolError"):
+        trainer.train()
+    rollouts.close()

@@ -17,8 +17,8 @@ from conftest import requires_smollm2, requires_train
 from toy_env import ID, register
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.trainer.grpo import TrainConfig, _logprobs, build_trainer
 from agentgym.lm.rollout import ChatGlue, TaskSpec, play_episodes
+from agentgym.trainer.grpo import TrainConfig, _logprobs, build_trainer
 from agentgym.trainer.vllm_backend import VLLMGenerator
 
 pytestmark = [requires_smollm2, requires_train]
@@ -82,9 +82,9 @@ def test_generator_needs_exactly_one_engine(smollm2_tokenizer):
 
 
 def test_vllm_backend_errors_say_what_to_do(tmp_path, smollm2_tokenizer):
-    with pytest.raises(ConfigError, match="backend must be 'transformers' or 'vllm'"):
+    with pytest.raises(ConfigError, match="backend must be one of 'transformers', 'vllm', got 'sglang'"):
         TrainConfig(backend="sglang")
-    with pytest.raises(ConfigError, match="vllm_mode must be 'colocate' or 'server'"):
+    with pytest.raises(ConfigError, match="vllm_mode must be one of 'colocate', 'server', got 'remote'"):
         TrainConfig(vllm_mode="remote")
     with pytest.raises(ConfigError, match="vllm_server_url is for backend='vllm' with vllm_mode='server'"):
         TrainConfig(backend="vllm", vllm_server_url="http://localhost:8000")

@@ -1,0 +1,104 @@
+"""The trainer's logging callback: one ``metrics.jsonl`` row and one console line per step, sampled episodes,
+and the echo-trap warning."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from agentgym.trainer.config import TrainConfig
+from agentgym.trainer.stats import RolloutStats
+
+__all__ = ["MetricsLog"]
+
+logger = logging.getLogger("agentgym.trainer")
+
+
+class MetricsLog(TrainerCallback):
+    """One JSONL row per step (TRL's metrics + the rollouts'), a console line, the echo-trap warning."""
+
+    def __init__(self, config: TrainConfig, stats: RolloutStats, console: Any) -> None:
+        self.config = config
+        self.stats = stats
+        self.console = console
+        self.path = Path(config.output_dir) / "metrics.jsonl"
+        self.step_start = time.perf_counter()
+        self.history: list[tuple[float, float, float]] = []
+        self.warned = False
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.step_start = time.perf_counter()
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+        logs = dict(logs or {})
+        if "loss" not in logs and "reward" not in logs:
+            return  # the end-of-training summary
+        rollout = self.stats.summary()
+        self._write_samples(state.global_step)
+        self.stats.episodes.clear()
+        self.stats.seconds = 0.0
+        row = {"step": state.global_step, "reward_mean": logs.get("reward"), "reward_std": logs.get("reward_std"),
+               "entropy": logs.get("entropy"), "kl": logs.get("kl"),
+               "clip_ratio": logs.get("clip_ratio/region_mean"), "loss": logs.get("loss"),
+               "learning_rate": logs.get("learning_rate"), "grad_norm": logs.get("grad_norm"),
+               "step_time_s": time.perf_counter() - self.step_start, **rollout,
+               "trl": {k: v for k, v in logs.items() if isinstance(v, (int, float))}}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+        self._collapse_check(row)
+        if self.console is not None:
+            self.console.print(self._line(row), highlight=False)
+
+    def _line(self, row: dict[str, Any]) -> str:
+        errors = int(row.get("rollout_errors") or 0)
+        return (f"step {row['step']:>4}/{self.config.steps}  reward {_fmt(row['reward_mean'])} "
+                f"± {_fmt(row['reward_std'])}  success {_fmt(row.get('success'))}  entropy {_fmt(row['entropy'])}"
+                f"  turns {_fmt(row.get('turns'))}  tokens {int(row.get('tokens_model', 0))}/"
+                f"{int(row.get('tokens_masked', 0))} masked  {row['step_time_s']:.1f} s"
+                + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else ""))
+
+    def _write_samples(self, step: int) -> None:
+        """``samples.jsonl``: the step's first ``log_samples`` episodes, their turns as the env read them."""
+        keep = self.stats.episodes[: self.config.log_samples]
+        if not keep:
+            return
+        with (Path(self.config.output_dir) / "samples.jsonl").open("a", encoding="utf-8") as f:
+            for e in keep:
+                sample = {"step": step, "task": e.task_id, "reward": e.reward, "success": e.success,
+                          "turns": e.model_texts}
+                f.write(json.dumps({**sample, "error": e.error} if e.failed else sample) + "\n")
+
+    def _collapse_check(self, row: dict[str, Any]) -> None:
+        std, entropy = row.get("reward_std"), row.get("entropy")
+        if std is None or entropy is None:
+            return
+        self.history.append((float(std), float(entropy), float(row.get("reward_mean") or 0.0)))
+        window = self.config.collapse_window
+        if self.warned or len(self.history) < window + 1:
+            return
+        first_entropy = self.history[0][1]
+        recent = self.history[-window:]
+        # every rollout solving its task also leaves no variance: that is success, not the trap
+        solved = all(mean >= 1.0 - 1e-6 for _, _, mean in recent)
+        collapsed = all(s < 1e-6 and e < 0.5 * first_entropy for s, e, _ in recent)
+        if collapsed and not solved:
+            self.warned = True
+            message = (f"Reward variance and entropy have collapsed together for {window} steps (entropy "
+                       f"{recent[-1][1]:.3f}, started at {first_entropy:.3f}; reward std 0): RAGEN's 'echo trap'. "
+                       "The policy repeats itself and GRPO gets no signal; lower the learning rate, raise the "
+                       "temperature, or stop here.")
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            logger.warning(message)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"step": row["step"], "warning": "echo_trap", "message": message}) + "\n")
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"

@@ -1,0 +1,160 @@
+"""What a training run is: the frozen ``TrainConfig``, its checks, and loading it from YAML.
+
+Each field carries its help text (``field(metadata={"help": ...})``); the
+``agentgym train`` flags are generated from the fields (``agentgym.trainer.flags``),
+so a field is reachable from a YAML file and from a flag alike, and documented
+once. Choices are ``Literal`` types, checked with every other field's type in
+``__post_init__``: the one place a config is validated, whether it came from
+YAML, flags or Python. A config is never changed in place: derive one with
+``dataclasses.replace``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentgym.core.registry import check_kwargs
+from agentgym.errors import ConfigError
+from agentgym.lm.rollout import ObservationStyle
+
+__all__ = ["LOSS_TYPES", "Backend", "LossType", "TrainConfig", "VLLMMode", "load_config"]
+
+LossType = Literal["grpo", "dr_grpo", "dapo", "bnpo", "gspo"]
+Backend = Literal["transformers", "vllm"]
+VLLMMode = Literal["colocate", "server"]
+LOSS_TYPES: tuple[str, ...] = typing.get_args(LossType)
+
+
+def _doc(text: str, *, flags: tuple[str, ...] = (), metavar: str | None = None) -> dict[str, Any]:
+    """A field's metadata: ``text`` is its help (in ``agentgym train --help`` too); ``flags`` are extra flag names
+    beside ``--field-name``, ``metavar`` what the flag's value is called."""
+    return {"help": text, "flags": flags, "metavar": metavar}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a run needs; a YAML file and command-line flags fill it (flags win)."""
+
+    env: list[str] = field(default_factory=lambda: ["agentgym/SearchQA-v0"],
+                           metadata=_doc("Env ids to train on (their tasks are mixed).", metavar="ENV_ID"))
+    remote: str | None = field(default=None, metadata=_doc(
+        "Base URL of `agentgym serve`: play the envs over HTTP instead of in process."))
+    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata=_doc(
+        "Keyword arguments of every env (e.g. action_format=hermes).", flags=("--kwarg", "-k")))
+    split: str = field(default="train", metadata=_doc("Task split to train on."))
+    tasks: int | None = field(default=None, metadata=_doc(
+        "How many tasks of the split to train on (the first N) [default: all for local envs, 256 for remote ones]."))
+    task_filter: dict[str, Any] = field(default_factory=dict, metadata=_doc(
+        "Keep the tasks whose meta has these values (local envs), e.g. type=single-hop."))
+    model: str = field(default="smollm2", metadata=_doc(
+        "smollm2, a local HF model folder, or hf:<id> in the local cache."))
+    output_dir: str = field(default="runs/grpo", metadata=_doc(
+        "Run directory: metrics, samples, checkpoints, the final model."))
+    group_size: int = field(default=8, metadata=_doc("Rollouts per task (the GRPO group; at least 2)."))
+    groups_per_step: int = field(default=2, metadata=_doc("Tasks per optimizer step."))
+    micro_batch: int | None = field(default=None, metadata=_doc(
+        "Sequences per forward/backward pass; gradient accumulation covers the rest of the step's batch "
+        "[default: group_size]."))
+    learning_rate: float = field(default=1e-6, metadata=_doc("Adam learning rate."))
+    steps: int = field(default=50, metadata=_doc("Optimizer steps."))
+    max_turns: int | None = field(default=None, metadata=_doc("Env turns per episode [default: the env's]."))
+    max_turn_tokens: int = field(default=128, metadata=_doc("Most tokens per model turn."))
+    max_completion_tokens: int = field(default=1024, metadata=_doc(
+        "Most tokens per episode, model and observations together; an episode that outgrows it ends with reward 0."))
+    loss_type: LossType = field(default="dapo", metadata=_doc(
+        "TRL's GRPO loss; gspo is dapo's with sequence-level importance sampling."))
+    beta: float = field(default=0.0, metadata=_doc("KL coefficient to a reference model (0: none)."))
+    epsilon: float = field(default=0.2, metadata=_doc("Clipping range of the policy ratio."))
+    temperature: float = field(default=1.0, metadata=_doc("Sampling temperature of the rollouts."))
+    top_p: float = field(default=1.0, metadata=_doc("Nucleus sampling mass of the rollouts."))
+    observation_style: ObservationStyle = field(default="append", metadata=_doc(
+        "append: an observation continues the model's turn (Search-R1); chat: it comes back as a message of its "
+        "own (a tool message after function calls), as the eval sends it."))
+    system_prompt: str | None = field(default=None, metadata=_doc("A system message before every task prompt."))
+    lora: bool = field(default=False, metadata=_doc("Train LoRA adapters (PEFT); final/ holds the merged model."))
+    lora_r: int = field(default=16, metadata=_doc("LoRA rank."))
+    lora_alpha: int = field(default=32, metadata=_doc("LoRA alpha."))
+    seed: int = field(default=0, metadata=_doc("Seed of sampling and task order."))
+    save_steps: int = field(default=25, metadata=_doc("Checkpoint every N steps."))
+    save_total_limit: int = field(default=2, metadata=_doc("Checkpoints kept (older ones are deleted)."))
+    resume: bool = field(default=False, metadata=_doc("Continue from the last checkpoint in output_dir."))
+    threads: int = field(default=1, metadata=_doc(
+        "torch threads for generation and training (1 is best when several processes share the cores)."))
+    gradient_checkpointing: bool = field(default=False, metadata=_doc(
+        "Recompute activations in backward: less memory, ~30% more time (off: small models on CPU)."))
+    collapse_window: int = field(default=5, metadata=_doc(
+        "Warn when reward std and entropy both collapse for this many steps (RAGEN's echo trap)."))
+    log_samples: int = field(default=4, metadata=_doc(
+        "Episodes per step written to samples.jsonl (the model's turns, reward, success)."))
+    backend: Backend = field(default="transformers", metadata=_doc(
+        "Who plays the model's turns: transformers (CPU or GPU) or vllm (a CUDA GPU; extra vllm)."))
+    vllm_mode: VLLMMode = field(default="colocate", metadata=_doc(
+        "vLLM beside the trainer on the same GPU (colocate) or a separate `trl vllm-serve` process (server)."))
+    vllm_server_url: str | None = field(default=None, metadata=_doc(
+        "The `trl vllm-serve` URL for server mode [default: TRL's, http://localhost:8000]."))
+    vllm_gpu_memory_utilization: float = field(default=0.3, metadata=_doc(
+        "Share of GPU memory vLLM may take in colocate mode."))
+
+    def __post_init__(self) -> None:
+        # frozen: the one normalisation happens here, before the checks
+        object.__setattr__(self, "env", [self.env] if isinstance(self.env, str) else self.env)
+        check_kwargs(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+                     owner="TrainConfig")
+        if not self.env:
+            raise ConfigError("env: name at least one env id, e.g. agentgym/SearchQA-v0.")
+        if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
+            raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
+                              "URL.")
+        for name in ("group_size", "groups_per_step", "steps", "max_turn_tokens", "max_completion_tokens",
+                     "micro_batch"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1, got {value!r}.")
+        if self.group_size < 2:
+            raise ConfigError("group_size must be >= 2: GRPO's advantage compares rollouts of the same task.")
+        micro = self.micro_batch or self.group_size
+        if self.batch % micro:
+            raise ConfigError(f"micro_batch ({micro}) must divide the step's batch (group_size x groups_per_step = "
+                              f"{self.batch}).")
+
+    @property
+    def batch(self) -> int:
+        return self.group_size * self.groups_per_step
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
+    """A ``TrainConfig`` from a YAML file (optional) with ``overrides`` (``None`` values are ignored)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"Cannot read the training config {path}: {e}") from e
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must be a YAML mapping of TrainConfig fields.")
+        values.update(_yaml_floats(loaded))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"Unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+    return TrainConfig(**values)
+
+
+def _yaml_floats(values: dict[str, Any]) -> dict[str, Any]:
+    """YAML 1.1 reads ``1e-6`` (no dot) as text: such a value of a float field is the number it spells."""
+    hints = typing.get_type_hints(TrainConfig)
+    out = dict(values)
+    for name, value in values.items():
+        if hints.get(name) is float and isinstance(value, str):
+            try:
+                out[name] = float(value)
+            except ValueError:
+                pass  # left as text: the type check says what is wrong
+    return out

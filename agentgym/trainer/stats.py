@@ -1,0 +1,35 @@
+"""What the rollouts of one optimizer step did: the rollout function fills it, the logging callback reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentgym.lm.rollout import Episode
+
+__all__ = ["RolloutStats"]
+
+
+@dataclass
+class RolloutStats:
+    """The step's episodes and rollout time; the logging callback reads and clears it."""
+
+    episodes: list[Episode] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, float | None]:
+        """Means over the step's episodes; ``rollout_errors`` counts the failed ones (an env or grader raised),
+        which ``env_reward`` leaves out as TRL's reward does (``None`` when every episode failed)."""
+        eps = self.episodes
+        if not eps:
+            return {}
+        n = len(eps)
+        scored = [e.reward for e in eps if not e.failed]
+        return {"success": sum(e.success for e in eps) / n, "turns": sum(e.turns for e in eps) / n,
+                "tool_calls": sum(e.tool_calls for e in eps) / n,
+                "format_errors": sum(e.format_errors for e in eps) / n,
+                "over_budget": sum(e.over_budget for e in eps) / n,
+                "verifier_over_budget": sum(e.verifier_over_budget for e in eps) / n,
+                "env_reward": sum(scored) / len(scored) if scored else None,
+                "rollout_errors": float(n - len(scored)),
+                "tokens_model": float(sum(e.tokens_model for e in eps)),
+                "tokens_masked": float(sum(e.tokens_masked for e in eps)), "rollout_time_s": self.seconds}

@@ -30,7 +30,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from agentgym.envs.swe.env import SWEBenchEnv
-from agentgym.envs.swe.grading import test_files
+from agentgym.envs.swe.grader import test_files
 from agentgym.envs.swe.repo import GIT_ENV, commit_message, materialize
 
 
@@ -64,7 +64,7 @@ def row(name: str, seconds: list[float], base: float | None) -> dict:
 def official(data: str, n: int) -> list[dict]:
     import docker
 
-    env = SWEBenchEnv(data=data, backend="docker")
+    env = SWEBenchEnv(data_dir=data, backend="docker")
     tasks = env.tasks.tasks("test")
     client = docker.from_env()
 

@@ -82,8 +82,8 @@ def main() -> None:
         browser.step(f'goto("{pages[i % 2]}")')
 
     def click_link(i: int) -> None:  # results -> item by its link, then back to the results by "< Prev"
-        nodes = parse_tree(browser._seen.tree)
-        name = "< Prev" if "/item/" in browser._seen.url else product.asin
+        nodes = parse_tree(browser.page.view.tree)
+        name = "< Prev" if "/item/" in browser.page.view.url else product.asin
         browser.step(f'click("{next(n.ref for n in nodes if n.role == "link" and n.name == name)}")')
 
     latencies = [("goto a page (navigation + tree)", goto), ("click a link (navigation + tree)", click_link),

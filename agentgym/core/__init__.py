@@ -1,9 +1,10 @@
 """The env contract: tasks, tools, action formats, ``AgentEnv``, the registry and the checker."""
 
 from agentgym.core.checker import check_env
-from agentgym.core.env import AgentEnv, TextSpace
+from agentgym.core.env import AgentEnv, EnvDefaults, TextSpace
 from agentgym.core.formats import ActionFormat, DictFormat, HermesFormat, ParsedAction, TagsFormat, get_format
 from agentgym.core.registry import EnvInfo, env_ids, env_info, make, register_envs
+from agentgym.core.shared import load_shared
 from agentgym.core.task import GeneratedTasks, Task, TaskList, TaskSource, read_records
 from agentgym.core.tools import Tool, ToolCall
 
@@ -11,6 +12,7 @@ __all__ = [
     "ActionFormat",
     "AgentEnv",
     "DictFormat",
+    "EnvDefaults",
     "EnvInfo",
     "GeneratedTasks",
     "HermesFormat",
@@ -26,6 +28,7 @@ __all__ = [
     "env_ids",
     "env_info",
     "get_format",
+    "load_shared",
     "make",
     "read_records",
     "register_envs",

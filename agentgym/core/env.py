@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import string
+import typing
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import gymnasium as gym
 
@@ -13,9 +17,14 @@ from agentgym.core.formats import ActionFormat, DictFormat, ParsedAction, ToolRe
 from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.errors import ConfigError, ResetNeeded, ToolError
+from agentgym.verifiers.outcome import answer_text
 from agentgym.verifiers.score import Score
 
-__all__ = ["AgentEnv", "TextSpace"]
+__all__ = ["AgentEnv", "EnvDefaults", "OutcomeT", "TextSpace"]
+
+# What an env's episodes end with, as its ``verify`` takes it: ``str`` (the answer) for envs that end with an
+# answer, an ``agentgym.verifiers.Outcome`` (a purchase, a game's end, a patch) for envs that end in the world.
+OutcomeT = TypeVar("OutcomeT")
 
 _SAMPLE_CHARS = string.ascii_letters + string.digits + string.punctuation + " \n"
 
@@ -45,42 +54,79 @@ class TextSpace(gym.spaces.Space[str]):
         return isinstance(other, TextSpace) and other.max_length == self.max_length
 
 
-class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
+@dataclass(frozen=True)
+class EnvDefaults:
+    """The keyword arguments every agentgym env takes, and their defaults.
+
+    A subclass of ``AgentEnv`` declares its own defaults once,
+    ``defaults = EnvDefaults(max_turns=6)``, takes these arguments as ``**base``
+    after its own, and passes them on unread: ``super().__init__(tasks=..., **base)``.
+    Its signature, as ``help()``, ``gym.make``'s keyword checks and the server read
+    it, then lists them with the class's defaults.
+    """
+
+    action_format: str | ActionFormat = "tags"
+    split: str = "test"
+    max_turns: int = 8
+    max_observation_chars: int = 8_000
+    render_mode: Literal["ansi", "human"] | None = None
+
+
+_BASE_NAMES = frozenset(f.name for f in dataclasses.fields(EnvDefaults))
+
+
+class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
     """A text env: ``reset`` gives the task prompt, ``step(text)`` runs the agent's tool calls.
 
     Subclasses provide the tools (``make_tools``), the prompt (``build_prompt``),
-    the verifier (``verify``) and the privileged oracle (``oracle_action``).
-    ``reward`` is 0 until the episode ends, then the verifier's reward.
-    A malformed action is an observation that says what was wrong, never an
-    exception; it counts a turn and is reported in ``info["action_error"]``.
+    the verifier (``verify``) and the privileged oracle (``oracle_action``);
+    ``AgentEnv[OutcomeT]`` names what ``verify`` scores (``str`` for an answer, or
+    an ``agentgym.verifiers.Outcome``). ``reward`` is 0 until the episode ends, then
+    the verifier's reward. A malformed action is an observation that says what was
+    wrong, never an exception; it counts a turn and is reported in ``info["action_error"]``.
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
+    defaults: ClassVar[EnvDefaults] = EnvDefaults()
 
-    def __init__(self, *, tasks: TaskSource, action_format: str | ActionFormat = "tags",
-                 split: str = "test", max_turns: int = 8, max_observation_chars: int = 8_000,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
-        if max_turns < 1:
-            raise ConfigError(f"max_turns must be >= 1, got {max_turns}.")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}.")
-        if split not in tasks.splits():
-            raise ConfigError(f"Unknown split {split!r}; this env has splits {tasks.splits()}.")
+    def __init__(self, *, tasks: TaskSource, **base: Any) -> None:
+        """``base``: the keyword arguments of ``EnvDefaults``, the class's ``defaults`` for those not given."""
+        unknown = sorted(set(base) - _BASE_NAMES)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        settings = dataclasses.replace(self.defaults, **base)
+        if settings.max_turns < 1:
+            raise ConfigError(f"max_turns must be >= 1, got {settings.max_turns}.")
+        if settings.render_mode is not None and settings.render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}, "
+                              f"got {settings.render_mode!r}.")
+        if settings.split not in tasks.splits():
+            raise ConfigError(f"Unknown split {settings.split!r}; this env has splits {tasks.splits()}.")
         self.tasks = tasks
-        self.action_format = get_format(action_format)
-        self.split = split
-        self.max_turns = max_turns
-        self.max_observation_chars = max_observation_chars
-        self.render_mode = render_mode
+        self.action_format = self.make_action_format(settings.action_format)
+        self.split = settings.split
+        self.max_turns = settings.max_turns
+        self.max_observation_chars = settings.max_observation_chars
+        self.render_mode = settings.render_mode
         self.observation_space = TextSpace()
         self.action_space = TextSpace()
         self._tools: dict[str, Tool] = {t.name: t for t in self.make_tools()}
         self._task: Task | None = None
+        self._answer: str | None = None
         self._turn = 0
         self._done = True
         self._transcript: list[tuple[str, str]] = []
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__signature__" not in cls.__dict__:  # a parent's generated signature is not the subclass's
+            cls.__signature__ = _signature(cls)  # type: ignore[attr-defined]
+
     # ---- hooks for subclasses -------------------------------------------------
+    def make_action_format(self, spec: str | ActionFormat) -> ActionFormat:
+        """The action format named ``spec`` (an ``ActionFormat`` is itself); an env adds its own names here."""
+        return get_format(spec)
+
     def make_tools(self) -> Sequence[Tool]:
         """The tools of this env, built once per env instance."""
         return ()
@@ -90,8 +136,8 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         return f"{task.prompt}\n\n{self.action_format.instructions(self._tools)}"
 
     @abstractmethod
-    def verify(self, answer: str | None, task: Task) -> Score:
-        """Score the final answer (None when the episode ran out of turns)."""
+    def verify(self, outcome: OutcomeT | None, task: Task) -> Score:
+        """Score what the episode ended with (None: nothing, e.g. it ran out of turns without an answer)."""
 
     @abstractmethod
     def oracle_action(self) -> str | Mapping[str, Any]:
@@ -104,12 +150,18 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         """The tag the ``tags`` format wraps a tool's output in."""
         return "result"
 
-    def episode_outcome(self) -> str | None:
-        """The answer when a tool call ended the episode (a purchase, a submit), else None.
+    def episode_outcome(self) -> OutcomeT | None:
+        """What the episode ended with, typed as ``verify`` takes it; None while it goes on.
 
-        Envs whose episodes end by an action in the world rather than by an answer
-        return the outcome here after each turn; it is what ``verify`` scores.
+        Asked after every turn: an outcome ends the episode. By default it is the
+        agent's final answer (``str``). Envs whose episodes end by an action in the
+        world (a purchase, a won game, a submit) return that action's outcome.
         """
+        return self._answer  # type: ignore[return-value]  # OutcomeT is str for envs that keep this default
+
+    def default_outcome(self) -> OutcomeT | None:
+        """What ``verify`` scores when the episode ends without an ``episode_outcome``: it ran out of turns,
+        or the agent answered where the world decides. None (nothing) unless the env says otherwise."""
         return None
 
     def extra_info(self) -> dict[str, Any]:
@@ -139,6 +191,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         """Start an episode. ``options``: ``task_id``, or ``split`` and/or ``index``."""
         super().reset(seed=seed)
         self._task = self._pick_task(options or {})
+        self._answer = None
         self._turn = 0
         self._done = False
         self.on_reset(self._task)
@@ -167,26 +220,28 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         self._turn += 1
         self._transcript.append(("action", action if isinstance(action, str) else repr(action)))
         parsed = self._parse(action)
+        results: list[ToolResult] = []
         if parsed.error is not None:
-            observation, answer, error = parsed.error, None, parsed.error
-            results: list[ToolResult] = []
+            observation, error = parsed.error, parsed.error
         elif parsed.is_final:
-            observation, answer, error, results = "", parsed.answer, None, []
+            observation, error = "", None
+            self._answer = parsed.answer
         else:
             results = [self._run(call) for call in parsed.tool_calls]
-            observation, answer, error = self.action_format.render_results(results), None, None
-            answer = self.episode_outcome()
-        terminated = parsed.is_final or answer is not None
+            observation, error = self.action_format.render_results(results), None
+        outcome = None if parsed.error is not None else self.episode_outcome()
+        terminated = parsed.is_final or outcome is not None
         truncated = not terminated and self._turn >= self.max_turns
         info = self._info(action_error=error, tool_calls=[r.call.as_dict() for r in results],
                           tool_outputs=[r.output for r in results])
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            score = self.verify(answer, self._task)
+            score = self.verify(outcome if outcome is not None else self.default_outcome(), self._task)
             reward = float(score.reward)
             info["verification"] = score.as_dict()
-            info["answer"] = answer
+            # the wire form: the answer the agent wrote, or the world's outcome as text (a purchase as JSON)
+            info["answer"] = parsed.answer if parsed.is_final else answer_text(outcome)
         self._transcript.append(("observation", observation))
         if self.render_mode == "human":
             self.render()
@@ -225,3 +280,19 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             print("\n".join(f"[{kind}] {body}" for kind, body in self._transcript[-2:]))
             return None
         return "\n".join(f"[{kind}] {body}" for kind, body in self._transcript)
+
+
+def _signature(cls: type) -> inspect.Signature | None:
+    """The signature of an env class that declares ``defaults`` and takes ``**base``: its own keyword arguments,
+    then those of ``EnvDefaults`` with its defaults. None otherwise (Python reads ``__init__`` itself)."""
+    if "defaults" not in cls.__dict__:
+        return None
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]  # type: ignore[misc]
+    if not params or params[-1].kind is not inspect.Parameter.VAR_KEYWORD:
+        return None
+    own = {p.name for p in params}
+    hints = typing.get_type_hints(EnvDefaults)
+    base = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=getattr(cls.defaults, f.name),
+                              annotation=hints[f.name])
+            for f in dataclasses.fields(EnvDefaults) if f.name not in own]
+    return inspect.Signature([*params[:-1], *base])

@@ -25,10 +25,14 @@ import gymnasium as gym
 
 from agentgym.errors import ConfigError, EnvNotFound
 
-__all__ = ["EnvInfo", "check_env_kwargs", "check_kwarg_names", "check_kwargs", "create_env", "env_ids", "env_info",
-           "env_kwarg_names", "load_env_class", "make", "register_envs"]
+__all__ = ["DEFAULT_CLIENT_KWARGS", "EnvInfo", "check_env_kwargs", "check_kwarg_names", "check_kwargs",
+           "client_kwargs", "create_env", "env_ids", "env_info", "env_kwarg_names", "load_env_class", "make",
+           "register_envs"]
 
 _REGISTERED: dict[str, EnvInfo] = {}
+# The base keyword arguments of every AgentEnv (``EnvDefaults``) that a remote client may set; ``render_mode``
+# is not one: "human" prints on the server.
+DEFAULT_CLIENT_KWARGS = ("action_format", "max_observation_chars", "max_turns", "split")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,15 @@ class EnvInfo:
     kwargs: dict[str, Any] = field(default_factory=dict)
     # What a remote client may set when it creates a session; paths and backends stay the operator's.
     client_kwargs: tuple[str, ...] = ()
+
+
+def client_kwargs(*own: str) -> tuple[str, ...]:
+    """``EnvInfo.client_kwargs`` for an env: the ``DEFAULT_CLIENT_KWARGS`` and its ``own``, sorted.
+
+    >>> client_kwargs("topk")
+    ('action_format', 'max_observation_chars', 'max_turns', 'split', 'topk')
+    """
+    return tuple(sorted({*DEFAULT_CLIENT_KWARGS, *own}))
 
 
 def register_envs(infos: Iterable[EnvInfo]) -> None:
@@ -161,6 +174,9 @@ def _parameters(fn: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], b
                 hints[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation  # noqa: S307
             except Exception:  # noqa: BLE001 - unreadable: accept any value
                 hints[name] = Any
+    for name, param in params.items():  # a generated signature (AgentEnv's base arguments) carries its types
+        if name not in hints and not isinstance(param.annotation, str):
+            hints[name] = param.annotation
     return params, open_ended, {n: h for n, h in hints.items() if n in params}
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from agentgym.errors import ConfigError
 from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
 from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.filenames import slug
 from agentgym.eval.plan import PlannedEpisode, plan_episodes
 from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
@@ -95,15 +95,11 @@ class EvalOutcome:
         return sum(r.error is not None for r in self.results)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")[:80] or "run"
-
-
 def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     """Where a run's episodes go unless ``--results`` says: stable, so rerunning the command resumes."""
     picked = suite.name if suite.name != "custom" else "-".join(e.env_id.split("/")[-1] for e in suite.entries)
     who = request.policy + (f"-{request.model}" if request.model else "")
-    return Path("results") / f"{_slug(picked)}-{_slug(who)}-seed{request.seed}.jsonl"
+    return Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
 
 
 def _check_results_path(path: Path) -> None:

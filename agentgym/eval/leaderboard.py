@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DataError
+from agentgym.eval.filenames import slug
 from agentgym.eval.stats import mean_ci, wilson_ci
 from agentgym.verifiers.budget import over_budget
 
@@ -131,16 +132,11 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
     }
 
 
-def _slug(text: str) -> str:
-    slug = re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-.")
-    return slug[:80].rstrip("-.") or "run"
-
-
 def write_submission(submission: Mapping[str, Any], leaderboard_dir: str | Path) -> Path:
     """Write ``runs/<suite>/<model-or-policy>-<date>.json``; a different run of the same day gets ``-2``, ``-3``..."""
     text = json.dumps(submission, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    folder = Path(leaderboard_dir) / "runs" / _slug(submission["suite"])
-    stem = f"{_slug(submission['model'] or submission['policy'])}-{_parse_date(submission['date']).date()}"
+    folder = Path(leaderboard_dir) / "runs" / slug(submission["suite"])
+    stem = f"{slug(submission['model'] or submission['policy'])}-{_parse_date(submission['date']).date()}"
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):
         path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")

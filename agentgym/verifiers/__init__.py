@@ -1,5 +1,21 @@
 """Reward functions: pure, fast, no env state. Each returns a ``Score``.
 
+Where a verifier lives (one rule):
+
+- **A pure scoring function lives here**, in ``agentgym/verifiers/<name>.py``: a
+  function of the prediction and the task's gold only, ``verify_<name>(prediction,
+  gold, ...) -> Score``, with no env, no sandbox and no I/O, so it runs anywhere
+  (in process, in ``/v1/verify``, in another framework's reward hook). QA, math,
+  WebShop's purchase reward and ALFWorld's game end are of this kind; so is the
+  typed outcome such a function takes (``Purchase``, ``GameEnd``: see ``outcome.py``).
+- **A sandboxed grader lives next to its env**, in ``agentgym/envs/<family>/grader.py``:
+  scoring that must run untrusted code, ``grade_<what>(runner, ...)``, where the
+  first argument is the sandbox it runs in (a ``CodeRunner``, SWE-bench's fresh
+  ``Workspace``), never the env. PyCode's hidden tests (``envs/code/grader.py``) and
+  SWE-bench's FAIL_TO_PASS / PASS_TO_PASS (``envs/swe/grader.py``) are of this kind.
+- An env's ``verify(outcome, task)`` only picks the function and its arguments:
+  it holds no scoring logic of its own, and it leaves the episode's state as it was.
+
 ``VERIFIERS`` maps a name to a callable ``(prediction, gold) -> Score`` with one
 signature for all, for callers that pick a verifier by name (the HTTP ``/v1/verify``).
 """
@@ -11,8 +27,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentgym.errors import ConfigError, VerifierError
+from agentgym.verifiers.alfworld import GameEnd, verify_alfworld
 from agentgym.verifiers.format import check_tags_format
 from agentgym.verifiers.math import extract_boxed, verify_math
+from agentgym.verifiers.outcome import Outcome, answer_text
 from agentgym.verifiers.qa import (
     cover_exact_match,
     exact_match,
@@ -22,11 +40,15 @@ from agentgym.verifiers.qa import (
     verify_qa,
 )
 from agentgym.verifiers.score import Score
-from agentgym.verifiers.webshop import verify_purchase, verify_webshop
+from agentgym.verifiers.webshop import Purchase, verify_purchase, verify_webshop
 
 __all__ = [
     "VERIFIERS",
+    "GameEnd",
+    "Outcome",
+    "Purchase",
     "Score",
+    "answer_text",
     "check_tags_format",
     "cover_exact_match",
     "exact_match",
@@ -35,6 +57,7 @@ __all__ = [
     "f1_score",
     "get_verifier",
     "normalize_answer",
+    "verify_alfworld",
     "verify_math",
     "verify_purchase",
     "verify_qa",

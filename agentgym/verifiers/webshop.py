@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, VerifierError
 from agentgym.verifiers.budget import run_budgeted
+from agentgym.verifiers.outcome import Outcome
 from agentgym.verifiers.score import Score
 
-__all__ = ["attribute_matches", "option_matches", "title_nouns", "type_reward", "verify_purchase",
+__all__ = ["Purchase", "attribute_matches", "option_matches", "title_nouns", "type_reward", "verify_purchase",
            "verify_webshop"]
 
 FUZZY_THRESHOLD = 85
@@ -58,6 +61,40 @@ piece pieces set count inch inches oz fl ml lb lbs ft cm mm x
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class Purchase(Outcome):
+    """What ``Buy Now`` recorded: the product (WebShop's reward fields), the options chosen, the price paid.
+
+    The fields hold what the record held: a record from the wire is checked when
+    it is scored (``verify_purchase``), not here.
+
+    >>> purchase = Purchase.from_record({"asin": "B01", "product": {"name": "Lipstick"}, "options": {}, "price": 9.5})
+    >>> purchase.as_answer()
+    '{"asin": "B01", "options": {}, "price": 9.5, "product": {"name": "Lipstick"}}'
+    >>> Purchase.from_record(json.loads(purchase.as_answer())) == purchase
+    True
+    """
+
+    product: Mapping[str, Any]
+    options: Mapping[str, str] = field(default_factory=dict)
+    price: float | None = None
+    asin: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Purchase:
+        """A purchase from its record, ``{"asin", "product", "options", "price"}`` (the shop's and the wire's form)."""
+        return cls(product=record.get("product"), options=record.get("options") or {},  # type: ignore[arg-type]
+                   price=record.get("price"), asin=record.get("asin"))
+
+    def as_record(self) -> dict[str, Any]:
+        product = dict(self.product) if isinstance(self.product, Mapping) else self.product
+        options = dict(self.options) if isinstance(self.options, Mapping) else self.options
+        return {"asin": self.asin, "product": product, "options": options, "price": self.price}
+
+    def as_answer(self) -> str:
+        return json.dumps(self.as_record(), ensure_ascii=False, sort_keys=True)
 
 
 def _token_set_ratio(a: str, b: str) -> float:
@@ -153,45 +190,56 @@ def _too_big(record: Mapping[str, Any], lists: tuple[str, ...], limit: int) -> s
     return f"{size} characters (at most {_MAX_RECORD_CHARS})" if size > _MAX_RECORD_CHARS else None
 
 
-def verify_purchase(purchase: Mapping[str, Any] | None, goal: Mapping[str, Any], *,
-                    budget_s: float | None = None) -> Score:
-    """WebShop's reward for ``purchase`` = ``{"product": {...}, "options": {type: value}, "price": x}``.
+def verify_purchase(purchase: Purchase | None, goal: Mapping[str, Any], *, budget_s: float | None = None) -> Score:
+    """WebShop's reward for ``purchase`` against ``goal``; no purchase scores 0.
 
-    ``product`` has WebShop's reward fields (``name``, ``query``, ``product_category``,
+    ``purchase.product`` has WebShop's reward fields (``name``, ``query``, ``product_category``,
     ``attributes``, ``bullet_points``, ``description``); ``goal`` has ``query``, ``name``,
     ``product_category``, ``attributes``, ``goal_options`` (list or dict) and ``price_upper``
-    (no budget when missing or <= 0). No purchase scores 0.
+    (no budget when missing or <= 0). A purchase record (a mapping) is accepted for
+    one more release, with a ``DeprecationWarning``: pass ``Purchase.from_record(record)``.
 
     >>> goal = {"query": "lipstick", "name": "Rouge Matte Lipstick", "product_category": "Beauty › Lips",
     ...         "attributes": ["long lasting"], "goal_options": ["red"], "price_upper": 20.0}
     >>> product = {"query": "lipstick", "name": "Rouge Matte Lipstick", "product_category": "Beauty › Lips",
     ...            "attributes": ["long lasting"]}
-    >>> verify_purchase({"product": product, "options": {"color": "Red"}, "price": 12.0}, goal).reward
+    >>> verify_purchase(Purchase(product, {"color": "Red"}, 12.0), goal).reward
     1.0
-    >>> verify_purchase({"product": product, "options": {"color": "Pink"}, "price": 25.0}, goal).reward
+    >>> verify_purchase(Purchase(product, {"color": "Pink"}, 25.0), goal).reward
     0.3333
     """
-    if purchase and not isinstance(purchase, Mapping):
+    if isinstance(purchase, Mapping):
+        warnings.warn("verify_purchase() takes a Purchase; a purchase record (mapping) is accepted until the next "
+                      "release: pass Purchase.from_record(record).", DeprecationWarning, stacklevel=2)
+        purchase = Purchase.from_record(purchase) if purchase else None
+    if purchase is not None and not isinstance(purchase, Purchase):
         return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON object)"})
-    if not purchase or not purchase.get("product"):
+    if purchase is None or not purchase.product:
         return Score(0.0, False, {"reason": "nothing was bought"})
     if not isinstance(goal, Mapping):
         raise VerifierError("The WebShop verifier needs the goal as a mapping.")
     if (why := _too_big(goal, ("attributes", "goal_options"), _MAX_GOAL_ITEMS)) is not None:
         raise VerifierError(f"The WebShop goal is too large to score: {why}; fix the task data.")
-    product = purchase["product"]
+    if (why := _malformed(purchase)) is not None:
+        return Score(0.0, False, {"reason": why})
+    return run_budgeted(_verify_purchase, purchase.as_record(), dict(goal), budget_s=budget_s, verifier="webshop")
+
+
+def _malformed(purchase: Purchase) -> str | None:
+    """Why a purchase (from the wire: any JSON) cannot be scored, or None."""
+    product = purchase.product
     if not isinstance(product, Mapping):
-        return Score(0.0, False, {"reason": "the purchase's product is not a record (JSON object)"})
+        return "the purchase's product is not a record (JSON object)"
     why = _too_big(product, ("attributes", "bullet_points"), _MAX_PRODUCT_ITEMS) or _too_big(
-        {"options": purchase.get("options") or {}}, ("options",), _MAX_GOAL_ITEMS)
+        {"options": purchase.options or {}}, ("options",), _MAX_GOAL_ITEMS)
     if why is not None:
-        return Score(0.0, False, {"reason": f"the purchase is too large to score: {why}"})
-    if not isinstance(purchase.get("options") or {}, Mapping):
-        return Score(0.0, False, {"reason": "the purchase's options are not a record {type: value}"})
-    price = purchase.get("price")
+        return f"the purchase is too large to score: {why}"
+    if not isinstance(purchase.options or {}, Mapping):
+        return "the purchase's options are not a record {type: value}"
+    price = purchase.price
     if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price != price):
-        return Score(0.0, False, {"reason": f"the purchase's price is not a number: {str(price)[:50]!r}"})
-    return run_budgeted(_verify_purchase, dict(purchase), dict(goal), budget_s=budget_s, verifier="webshop")
+        return f"the purchase's price is not a number: {str(price)[:50]!r}"
+    return None
 
 
 def _verify_purchase(purchase: Mapping[str, Any], goal: Mapping[str, Any]) -> Score:
@@ -219,9 +267,10 @@ def _verify_purchase(purchase: Mapping[str, Any], goal: Mapping[str, Any]) -> Sc
     return Score(reward, reward >= 1.0, details)
 
 
-def verify_webshop(prediction: str | Mapping[str, Any] | None, gold: Mapping[str, Any], *,
+def verify_webshop(prediction: str | Mapping[str, Any] | Purchase | None, gold: Mapping[str, Any], *,
                    budget_s: float | None = None) -> Score:
-    """The by-name entry point: ``prediction`` is the purchase as JSON text (or a mapping)."""
+    """The by-name entry point (``/v1/verify``): ``prediction`` is the purchase as JSON text, as
+    ``info["answer"]`` carries it (or its record, or a ``Purchase``); ``gold`` the goal or ``{"goal": ...}``."""
     if isinstance(prediction, str):
         if len(prediction) > _MAX_RECORD_CHARS:
             return Score(0.0, False, {"reason": f"the purchase is too large to score: {len(prediction)} characters "
@@ -230,6 +279,8 @@ def verify_webshop(prediction: str | Mapping[str, Any] | None, gold: Mapping[str
             prediction = json.loads(prediction) if prediction.strip() else None
         except json.JSONDecodeError:
             return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON)"})
-    if prediction is not None and not isinstance(prediction, Mapping):
+    if prediction is not None and not isinstance(prediction, (Mapping, Purchase)):
         return Score(0.0, False, {"reason": "the prediction is not a purchase record (JSON object)"})
+    if isinstance(prediction, Mapping):
+        prediction = Purchase.from_record(prediction) if prediction else None
     return verify_purchase(prediction, gold.get("goal", gold), budget_s=budget_s)

@@ -1,13 +1,21 @@
 """The AgentEnv contract on a minimal env defined here (arithmetic with a calculator tool)."""
 
+import dataclasses
+import inspect
+import typing
+from dataclasses import dataclass
+
 import gymnasium as gym
 import pytest
 
 from agentgym.core.checker import check_env
-from agentgym.core.env import AgentEnv, TextSpace
+from agentgym.core.env import AgentEnv, EnvDefaults, TextSpace
+from agentgym.core.formats import HermesFormat, TagsFormat
+from agentgym.core.registry import DEFAULT_CLIENT_KWARGS, check_kwargs
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.errors import ConfigError, EnvCheckFailed, ResetNeeded, ToolError
+from agentgym.verifiers.outcome import Outcome
 from agentgym.verifiers.score import Score
 
 
@@ -175,3 +183,162 @@ def test_check_env_passes_and_catches_a_broken_oracle():
 def test_check_env_rejects_non_agent_env():
     with pytest.raises(EnvCheckFailed, match="expected an AgentEnv"):
         check_env(gym.make("CartPole-v1"))
+
+
+# ---- the base keyword arguments, declared once ---------------------------------------------------------
+class DeclaredEnv(AgentEnv[str]):
+    """Declares its defaults once and passes the base arguments on unread."""
+
+    defaults = EnvDefaults(action_format="hermes", max_turns=3)
+
+    def __init__(self, *, size: int = 2, **base):
+        self.size = size
+        super().__init__(tasks=TaskList([Task("t0", "Say ok.", {"answer": "ok"})]), **base)
+
+    def verify(self, outcome, task):
+        return Score(float(outcome == "ok"), outcome == "ok")
+
+    def oracle_action(self):
+        return self.action_format.render_answer("ok")
+
+
+def test_an_env_declares_its_base_defaults_once_and_its_signature_lists_them():
+    params = inspect.signature(DeclaredEnv).parameters
+    assert list(params) == ["size", *(f.name for f in dataclasses.fields(EnvDefaults))]
+    assert params["max_turns"].default == 3 and params["action_format"].default == "hermes"
+    assert params["split"].default == "test" and params["max_turns"].annotation is int
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    env = DeclaredEnv()
+    assert (env.max_turns, env.split, env.size, env.max_observation_chars) == (3, "test", 2, 8_000)
+    assert isinstance(env.action_format, HermesFormat)
+    env = DeclaredEnv(max_turns=5, action_format="tags", size=4)
+    assert env.max_turns == 5 and isinstance(env.action_format, TagsFormat) and env.size == 4
+
+
+def test_the_kwarg_check_reads_the_base_arguments_of_the_signature():
+    check_kwargs(DeclaredEnv, {"max_turns": 4, "split": "test", "size": 1}, owner="declared")
+    with pytest.raises(ConfigError, match=r"^declared: max_turns must be int, got '4' \(str\)"):
+        check_kwargs(DeclaredEnv, {"max_turns": "4"}, owner="declared")
+    with pytest.raises(ConfigError, match=r"render_mode must be one of 'ansi', 'human', None"):
+        check_kwargs(DeclaredEnv, {"render_mode": "rgb"}, owner="declared")
+    with pytest.raises(ConfigError, match=r"unknown keyword argument 'max_turn'\. Did you mean 'max_turns'\?"):
+        check_kwargs(DeclaredEnv, {"max_turn": 4}, owner="declared")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_turn'"):
+        DeclaredEnv(max_turn=4)
+
+
+def test_a_subclass_that_does_not_declare_defaults_has_its_own_signature():
+    class Sub(DeclaredEnv):
+        def __init__(self, extra: int = 0, **kwargs):
+            super().__init__(**kwargs)
+
+    assert list(inspect.signature(Sub).parameters) == ["extra", "kwargs"]
+    assert Sub(max_turns=2).max_turns == 2  # the parent's defaults and checks still apply
+    assert list(inspect.signature(AddEnv).parameters) == ["broken_oracle", "kwargs"]
+
+
+def test_the_default_client_kwargs_are_the_base_arguments_but_render_mode():
+    assert set(DEFAULT_CLIENT_KWARGS) == {f.name for f in dataclasses.fields(EnvDefaults)} - {"render_mode"}
+
+
+def test_an_env_adds_format_names_of_its_own():
+    class Upper(TagsFormat):
+        name = "upper"
+
+    class OwnFormatEnv(DeclaredEnv):
+        defaults = EnvDefaults(action_format="upper")
+
+        def __init__(self, **base):
+            super().__init__(**base)
+
+        def make_action_format(self, spec):
+            return Upper() if spec == "upper" else super().make_action_format(spec)
+
+    assert isinstance(OwnFormatEnv().action_format, Upper)
+    assert isinstance(OwnFormatEnv(action_format="hermes").action_format, HermesFormat)
+    with pytest.raises(ConfigError, match="Unknown action format 'nope'"):
+        OwnFormatEnv(action_format="nope")
+
+
+# ---- typed outcomes -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pressed(Outcome):
+    """The button of ButtonEnv was pressed (or not), after so many turns."""
+
+    pressed: bool
+    turn: int
+
+    def as_answer(self):
+        return f"pressed at turn {self.turn}" if self.pressed else "not pressed"
+
+
+class ButtonEnv(AgentEnv[Pressed]):
+    """Ends in the world: pressing the button ends the episode; verify sees the typed outcome."""
+
+    def __init__(self, **base):
+        self.seen = []
+        self.pressed = False
+        super().__init__(tasks=TaskList([Task("b0", "Press the button.", {})]), **base)
+
+    def make_tools(self):
+        def press():
+            self.pressed = True
+            return "Click."
+
+        return [Tool("press", "Press the button.", {"type": "object", "properties": {}}, press),
+                Tool("wait", "Wait.", {"type": "object", "properties": {}}, lambda: "...")]
+
+    def on_reset(self, task):
+        self.pressed = False
+
+    def episode_outcome(self):
+        return Pressed(True, self.turn) if self.pressed else None
+
+    def default_outcome(self):
+        return Pressed(False, self.turn)
+
+    def verify(self, outcome, task):
+        self.seen.append(outcome)
+        ok = isinstance(outcome, Pressed) and outcome.pressed
+        return Score(float(ok), ok)
+
+    def oracle_action(self):
+        return {"name": "press", "arguments": {}}
+
+
+def test_an_outcome_in_the_world_reaches_verify_typed_and_info_as_text():
+    env = ButtonEnv()
+    env.reset(seed=0)
+    assert env.episode_outcome() is None
+    env.step({"name": "wait", "arguments": {}})
+    _, reward, terminated, _, info = env.step({"name": "press", "arguments": {}})
+    assert terminated and reward == 1.0 and env.seen == [Pressed(True, 2)] == [env.episode_outcome()]
+    assert info["answer"] == "pressed at turn 2"
+
+
+def test_without_an_outcome_verify_scores_the_default_and_info_keeps_the_answer_text():
+    env = ButtonEnv(max_turns=1)
+    env.reset(seed=0)
+    _, reward, _, truncated, info = env.step({"name": "wait", "arguments": {}})
+    assert truncated and reward == 0.0 and env.seen == [Pressed(False, 1)] and info["answer"] is None
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("<answer>I pressed it</answer>")  # text cannot press the button
+    assert terminated and reward == 0.0 and env.seen[-1] == Pressed(False, 1)
+    assert info["answer"] == "I pressed it" and env.episode_outcome() is None
+
+
+def test_an_answer_env_s_outcome_is_its_answer_text():
+    env = AddEnv()
+    env.reset(options={"task_id": "t2"})
+    assert env.episode_outcome() is None
+    env.step("<add>2+6</add>")
+    assert env.episode_outcome() is None
+    _, _, _, _, info = env.step("<answer>8</answer>")
+    assert env.episode_outcome() == "8" == info["answer"]
+    env.reset(options={"task_id": "t2"})
+    assert env.episode_outcome() is None
+
+
+def test_the_outcome_type_is_named_by_the_class():
+    assert typing.get_args(ButtonEnv.__orig_bases__[0]) == (Pressed,)
+    assert typing.get_args(DeclaredEnv.__orig_bases__[0]) == (str,)

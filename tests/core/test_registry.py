@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import agentgym
-from agentgym.core.registry import check_env_kwargs, check_kwargs
+from agentgym.core.registry import DEFAULT_CLIENT_KWARGS, check_env_kwargs, check_kwargs, client_kwargs, env_kwarg_names
 from agentgym.envs import ENVS
 from agentgym.errors import ConfigError, EnvNotFound
 from agentgym.eval.suites import SUITES
@@ -106,3 +106,10 @@ def test_every_env_takes_the_kwargs_of_the_suites_and_the_training_recipes():
     for env_id, kwargs in configs:
         check_env_kwargs(env_id, kwargs)
     assert len(configs) > len(ENVS)
+
+
+def test_every_env_lets_clients_set_the_default_client_kwargs_and_only_what_it_takes():
+    for info in ENVS:
+        assert set(DEFAULT_CLIENT_KWARGS) <= set(info.client_kwargs) <= set(env_kwarg_names(info.id)), info.id
+        assert list(info.client_kwargs) == sorted(info.client_kwargs)
+    assert client_kwargs("topk", "split") == (*DEFAULT_CLIENT_KWARGS, "topk")

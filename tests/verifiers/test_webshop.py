@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentgym.verifiers import get_verifier
-from agentgym.verifiers.webshop import title_nouns, type_reward, verify_purchase, verify_webshop
+from agentgym.verifiers.webshop import Purchase, title_nouns, type_reward, verify_purchase, verify_webshop
 
 GOAL = {
     "asin": "B00SKI0001", "query": "men's ski pants",
@@ -22,9 +22,14 @@ TARGET = {
 }
 
 
-def buy(product=TARGET, options=None, price=45.99):
+def record(product=TARGET, options=None, price=45.99):
+    """A purchase record, as the shop writes it and the wire carries it."""
     return {"product": product, "options": {"color": "black", "size": "large"} if options is None else options,
             "price": price}
+
+
+def buy(product=TARGET, options=None, price=45.99):
+    return Purchase.from_record(record(product, options, price))
 
 
 def test_exact_purchase_scores_one():
@@ -103,9 +108,31 @@ def test_title_nouns_drop_stopwords_numbers_and_units():
 
 
 def test_empty_purchase_scores_zero():
-    for purchase in (None, {}, {"product": None}):
+    for purchase in (None, Purchase(product={}), Purchase(product=None)):
         score = verify_purchase(purchase, GOAL)
-        assert score.reward == 0.0 and not score.correct
+        assert score.reward == 0.0 and not score.correct and score.details["reason"] == "nothing was bought"
+
+
+def test_a_purchase_record_still_works_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"pass Purchase.from_record\(record\)"):
+        old = verify_purchase(record(), GOAL)
+    assert old == verify_purchase(buy(), GOAL) and old.reward == 1.0
+    with pytest.warns(DeprecationWarning):
+        assert verify_purchase({}, GOAL).details["reason"] == "nothing was bought"
+
+
+def test_a_purchase_round_trips_through_its_wire_text():
+    purchase = Purchase.from_record({**record(), "asin": "B00SKI0001"})
+    assert json.loads(purchase.as_answer()) == {**record(), "asin": "B00SKI0001"}
+    assert Purchase.from_record(json.loads(purchase.as_answer())) == purchase
+    assert verify_webshop(purchase.as_answer(), GOAL) == verify_webshop(purchase, GOAL) == verify_purchase(purchase, GOAL)
+
+
+@pytest.mark.parametrize("purchase", [Purchase(product="a title"), Purchase(product=TARGET, options=["black"]),
+                                      Purchase(product=TARGET, price="cheap"), "a purchase, trust me"])
+def test_malformed_purchases_score_zero_with_a_reason(purchase):
+    score = verify_purchase(purchase, GOAL)
+    assert score.reward == 0.0 and not score.correct and score.details["reason"]
 
 
 def test_no_budget_and_no_options():
@@ -135,5 +162,6 @@ def test_adversarial_option_stuffing_does_not_help():
 
 def test_by_name_over_json():
     verify = get_verifier("webshop")
-    assert verify(json.dumps(buy()), GOAL).reward == 1.0
-    assert verify(json.dumps(buy()), {"goal": GOAL}).reward == 1.0
+    assert verify(json.dumps(record()), GOAL).reward == 1.0
+    assert verify(json.dumps(record()), {"goal": GOAL}).reward == 1.0
+    assert verify(record(), GOAL).reward == 1.0  # a JSON object, as a client may send it

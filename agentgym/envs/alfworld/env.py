@@ -6,17 +6,18 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, ParsedAction, ToolResult, get_format
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import ActionFormat, ParsedAction, ToolResult
+from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.alfworld.engine import CompiledGame, GamePlayer
 from agentgym.envs.alfworld.games import GameRecord, collect_official_games, read_bundled
 from agentgym.envs.alfworld.gen import TASK_TYPES
 from agentgym.errors import ConfigError
-from agentgym.verifiers import Score
+from agentgym.verifiers import GameEnd, Score, verify_alfworld
 
 __all__ = ["ALFWorldEnv", "ALFWorldFormat"]
 
@@ -86,7 +87,7 @@ class ALFWorldFormat(ActionFormat):
         return "Write exactly one command per turn, e.g. 'go to countertop 1' or 'take apple 1 from countertop 1'."
 
 
-class ALFWorldEnv(AgentEnv):
+class ALFWorldEnv(AgentEnv[GameEnd]):
     """ALFWorld (Shridhar et al., ICLR 2021), text only, on TextWorld's PDDL engine.
 
     The observation is the game's text: the room and the task at reset, then each
@@ -98,31 +99,33 @@ class ALFWorldEnv(AgentEnv):
     holds json_2.1.1) plays ALFWorld's own games through the same code; ``data_dir='bundled'`` forces the default.
     """
 
-    def __init__(self, *, data_dir: str | Path | None = None, split: str = "valid_unseen", max_turns: int = 50,
-                 action_format: str | ActionFormat = "alfworld", task_types: Sequence[str] | None = None,
-                 admissible_commands: bool = True, max_observation_chars: int = 8_000,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+    defaults = EnvDefaults(action_format="alfworld", split="valid_unseen", max_turns=50)
+
+    def __init__(self, *, data_dir: str | Path | None = None, task_types: Sequence[str] | None = None,
+                 admissible_commands: bool = True, **base: Any) -> None:
         if task_types is not None:
             unknown = sorted(set(task_types) - set(TASK_TYPES))
             if unknown:
                 raise ConfigError(f"Unknown task type(s) {unknown}; choose from {list(TASK_TYPES)}.")
         if data_dir is None:
             data_dir = _downloaded_data()
+        # the game lists are read-only: every env of the process shares them
         if data_dir in (None, "", "bundled"):
-            games = [g for g in read_bundled() if task_types is None or g.task_type in task_types]
+            games = [g for g in load_shared(read_bundled) if task_types is None or g.task_type in task_types]
         else:
-            games = collect_official_games(data_dir, task_types=task_types)
+            games = load_shared(collect_official_games, data_dir, task_types=task_types)
         self.games: dict[str, GameRecord] = {g.id: g for g in games}
         self.show_admissible = admissible_commands
         self.player = GamePlayer()
         self._game: CompiledGame | None = None
         self._plan: list[str] | None = None
         self._plan_pos = 0
-        fmt = ALFWorldFormat() if action_format == "alfworld" else get_format(action_format)
         tasks = TaskList(Task(id=g.id, prompt=g.task_desc, gold={"task_type": g.task_type}, split=g.split,
                               meta={"task_type": g.task_type}) for g in games)
-        super().__init__(tasks=tasks, action_format=fmt, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=tasks, **base)
+
+    def make_action_format(self, spec: str | ActionFormat) -> ActionFormat:
+        return ALFWorldFormat() if spec == "alfworld" else super().make_action_format(spec)
 
     def make_tools(self) -> Sequence[Tool]:
         return [Tool("action", "Run one ALFWorld command (e.g. 'go to countertop 1', 'take apple 1 from "
@@ -152,8 +155,13 @@ class ALFWorldEnv(AgentEnv):
             self._plan = None  # the state left the plan: the oracle replans from here
         return feedback
 
-    def episode_outcome(self) -> str | None:
-        return "won" if self.player.won else None
+    def episode_outcome(self) -> GameEnd | None:
+        """The game's end once its goal holds (the engine decides, never the agent's text)."""
+        return GameEnd(won=True, moves=self.player.moves) if self.player.won else None
+
+    def default_outcome(self) -> GameEnd:
+        """Out of turns, or an answer in a text format: the game as it stands (not won)."""
+        return GameEnd(won=self.player.won, moves=self.player.moves)
 
     def extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"won": self.player.won, "task_type": self.games[self.task.id].task_type}
@@ -161,11 +169,8 @@ class ALFWorldEnv(AgentEnv):
             info["admissible_commands"] = self.player.admissible_commands()
         return info
 
-    def verify(self, answer: str | None, task: Task) -> Score:
-        # The game's state decides: an <answer> in a text format cannot claim a win.
-        won = self.player.won
-        return Score(1.0 if won else 0.0, won, {"won": won, "moves": self.player.moves,
-                                                 "task_type": task.gold["task_type"]})
+    def verify(self, outcome: GameEnd | None, task: Task) -> Score:
+        return verify_alfworld(outcome, task.gold)
 
     def oracle_action(self) -> str | Mapping[str, Any]:
         """The next command of the game's walkthrough (Fast Downward's plan), replanned if the state left it."""

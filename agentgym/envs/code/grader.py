@@ -1,8 +1,10 @@
-"""Grade a code submission against unit tests inside the sandbox, out of the submission's reach.
+"""PyCode's grader: a code submission against unit tests inside the sandbox, out of the submission's reach.
 
+A sandboxed grader (see ``agentgym.verifiers``): ``grade_code(runner, code, ...)``
+runs in the sandbox it is given (a ``CodeRunner``, or anything with its ``run``).
 The harness (``_harness.py``) runs in the sandbox; see its docstring for the
 guards against verifier hacking. This module builds its input, runs it through
-a ``Sandbox`` (or a pool of them) and reads its verdict.
+the runner and reads its verdict.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Protocol
 from agentgym.sandbox import Result
 from agentgym.verifiers import Score
 
-__all__ = ["Grade", "extract_code", "grade_code"]
+__all__ = ["Grade", "Runner", "extract_code", "grade_code"]
 
 _HARNESS = (resources.files("agentgym.envs.code") / "_harness.py").read_text(encoding="utf-8")
 _MARK = "@@agentgym-grade@@"
@@ -25,6 +27,8 @@ _FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL | re
 
 
 class Runner(Protocol):
+    """What a grader runs in: ``run(code, stdin=, timeout_s=, ...) -> Result`` in a sandbox."""
+
     def run(self, code: str | None = None, **kwargs: Any) -> Result: ...
 
 

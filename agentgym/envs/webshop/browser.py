@@ -24,8 +24,9 @@ envs of a process share one shop server; each env's browser context names its
 shop session in a request header, never in a URL, so an observation depends on
 the task and the actions only, not on how many envs the process made before.
 
-The action format is in ``browser_actions.py``, the reading of the tree in ``aria.py`` and the
-Chromium driver in ``chromium.py``; this module is the env.
+The parts: the browser (``chromium.py``), one env's tab and the actions mapped onto
+it (``page.py``), the reading of the tree (``aria.py``), the action formats
+(``browser_actions.py``); this module is the env: tools, episodes, the oracle, the reward.
 """
 
 from __future__ import annotations
@@ -33,36 +34,26 @@ from __future__ import annotations
 import base64
 import importlib.util
 import itertools
-import json
 import os
-import re
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urljoin, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, DictFormat, get_format
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import ActionFormat, DictFormat
 from agentgym.core.task import Task
 from agentgym.core.tools import Tool, ToolCall
-from agentgym.envs.webshop.aria import _REF, TreeNode, _find, _Seen, parse_tree
-from agentgym.envs.webshop.browser_actions import BrowserGymFormat, _BrowserTagsFormat
+from agentgym.envs.webshop.aria import TreeNode, find_node, parse_tree
+from agentgym.envs.webshop.browser_actions import BrowserGymFormat, BrowserTagsFormat
 from agentgym.envs.webshop.catalog import load_catalog
-from agentgym.envs.webshop.chromium import (
-    _INSTALL_PLAYWRIGHT,
-    SHOP_HOST,
-    SHOP_ORIGIN,
-    _Chromium,
-    _describe,
-    _find_chromium,
-    _shared_chromium,
-    _viewport,
-)
+from agentgym.envs.webshop.chromium import INSTALL_PLAYWRIGHT, SHOP_ORIGIN, find_chromium, viewport_size
 from agentgym.envs.webshop.env import goal_tasks
-from agentgym.errors import ConfigError, DependencyNotInstalled, ToolError
+from agentgym.envs.webshop.page import ShopPage
+from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.verifiers import Score
 from agentgym.verifiers.budget import budget_seconds
-from agentgym.verifiers.webshop import verify_webshop
+from agentgym.verifiers.webshop import Purchase, verify_purchase
 
 __all__ = ["SHOP_ORIGIN", "BrowserGymFormat", "TreeNode", "WebShopBrowserEnv", "parse_tree"]
 
@@ -75,7 +66,7 @@ _INTRO = (
 )
 
 
-class WebShopBrowserEnv(AgentEnv):
+class WebShopBrowserEnv(AgentEnv[Purchase]):
     """WebShop in Chromium: the accessibility tree in, BrowserGym actions out, WebShop's reward.
 
     A mistake (unparsable text, an id not on the page, ``fill`` on a link, a
@@ -86,38 +77,32 @@ class WebShopBrowserEnv(AgentEnv):
     arguments comma-separated), ``hermes`` and ``dict`` over the same tools.
     """
 
-    def __init__(self, *, data_dir: str | Path | None = None, split: str = "test", max_turns: int = 20,
-                 headless: bool = True, screenshot: bool = False, chromium_path: str | os.PathLike[str] | None = None,
-                 viewport: tuple[int, int] | Mapping[str, int] = (1280, 720),
-                 action_format: str | ActionFormat = "browsergym", timeout_s: float = 3.0,
-                 cache_dir: str | Path | None = None, max_observation_chars: int = 12_000,
-                 verifier_budget_s: float | None = None,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+    defaults = EnvDefaults(action_format="browsergym", max_turns=20, max_observation_chars=12_000)
+
+    def __init__(self, *, data_dir: str | Path | None = None, headless: bool = True, screenshot: bool = False,
+                 chromium_path: str | os.PathLike[str] | None = None,
+                 viewport: tuple[int, int] | Mapping[str, int] = (1280, 720), timeout_s: float = 3.0,
+                 cache_dir: str | Path | None = None, verifier_budget_s: float | None = None, **base: Any) -> None:
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
         self.verifier_budget_s = verifier_budget_s
         if importlib.util.find_spec("playwright") is None:
-            raise DependencyNotInstalled("playwright", _INSTALL_PLAYWRIGHT)
+            raise DependencyNotInstalled("playwright", INSTALL_PLAYWRIGHT)
         if not timeout_s > 0:
             raise ConfigError(f"timeout_s must be > 0 seconds, got {timeout_s!r}.")
         self.catalog = load_catalog(data_dir, cache_dir=None if cache_dir is None else str(cache_dir))
-        self.chromium_path = _find_chromium(chromium_path)
-        self.headless = headless
         self.screenshot = screenshot
-        self.viewport = _viewport(viewport)
-        self.timeout_s = float(timeout_s)
         # unique per env, the same every episode; sent as a header only, so no observation shows it
         self.session_id = f"s{next(_SERIALS)}"
-        self._chromium: _Chromium | None = None
+        self.page = ShopPage(session_id=self.session_id, chromium_path=find_chromium(chromium_path),
+                             headless=headless, viewport=viewport_size(viewport), timeout_s=float(timeout_s),
+                             screenshot=screenshot)
         self._sessions: Any = None
-        self._context: Any = None
-        self._page: Any = None
-        self._seen = _Seen()
         self._errors: list[str] = []
-        formats = {"browsergym": BrowserGymFormat, "tags": _BrowserTagsFormat}
-        fmt = formats[action_format]() if isinstance(action_format, str) and action_format in formats \
-            else get_format(action_format)
-        super().__init__(tasks=goal_tasks(self.catalog), action_format=fmt, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=goal_tasks(self.catalog), **base)
+
+    def make_action_format(self, spec: str | ActionFormat) -> ActionFormat:
+        own = {"browsergym": BrowserGymFormat, "tags": BrowserTagsFormat}
+        return own[spec]() if isinstance(spec, str) and spec in own else super().make_action_format(spec)
 
     # ---- tools ----------------------------------------------------------------------
     def make_tools(self) -> Sequence[Tool]:
@@ -146,94 +131,11 @@ class WebShopBrowserEnv(AgentEnv):
         ]
 
     def _do(self, action: str, **args: Any) -> str:
-        problem = self._check(action, args)
-        if problem is None:
-            self._seen, problem = self._browser(self._perform(action, args))
+        problem = self.page.act(action, args)
         if problem is not None:
             self._errors.append(problem)
-            return f"Error: {problem}\n\n{self._seen.render()}"
-        return self._seen.render()
-
-    def _check(self, action: str, args: dict[str, Any]) -> str | None:
-        """What is wrong with the action's target before the browser sees it (ids, URLs), or None."""
-        if "element" in args:
-            element = re.sub(r"^\[?(?:ref=)?|\]$", "", str(args["element"]).strip())
-            if not _REF.fullmatch(element):
-                return f"{args['element']!r} is not an element id: use the id in [ref=...] of the page's tree, like e12."
-            if element not in self._seen.refs():
-                return f"There is no element {element!r} on this page: use an id from the current page's tree."
-            args["element"] = element
-        if action == "goto":
-            base = self._seen.url if self._seen.url.startswith(SHOP_ORIGIN + "/") else SHOP_ORIGIN + "/"
-            url = urljoin(base, str(args["url"]).strip())
-            parts = urlsplit(url)
-            if parts.scheme != "http" or parts.netloc != SHOP_HOST:
-                return f"goto opens pages of this shop only ({SHOP_ORIGIN}/...), not {args['url']!r}."
-            args["url"] = url
-        return None
-
-    async def _perform(self, action: str, args: dict[str, Any]) -> tuple[_Seen, str | None]:
-        from playwright.async_api import Error as PlaywrightError
-
-        page, timeout_ms = self._page, self.timeout_s * 1000
-        problem = None
-        try:
-            if action in ("click", "fill", "press"):
-                target = page.locator(f"aria-ref={args['element']}")
-                if action == "click":
-                    await target.click(timeout=timeout_ms)
-                elif action == "fill":
-                    await target.fill(args["value"], timeout=timeout_ms)
-                else:
-                    await target.press(args["key"], timeout=timeout_ms)
-            elif action == "scroll":
-                await page.mouse.wheel(args["dx"], args["dy"])
-            elif action == "go_back":
-                # the Navigation API lists this origin's entries only: the tab's initial about:blank is not one
-                if await page.evaluate("window.navigation ? navigation.canGoBack : history.length > 2"):
-                    await page.go_back(timeout=timeout_ms, wait_until="domcontentloaded")
-                else:
-                    problem = "There is no previous page to go back to."
-            elif action == "goto":
-                await page.goto(args["url"], timeout=timeout_ms, wait_until="domcontentloaded")
-        except PlaywrightError as e:
-            problem = f"{action} failed: {_describe(e)}"
-        return await self._read(), problem
-
-    async def _read(self) -> _Seen:
-        from playwright.async_api import Error as PlaywrightError
-
-        page, timeout_ms = self._page, self.timeout_s * 1000
-        for attempt in range(3):
-            try:
-                await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
-                tree = await page.locator("body").aria_snapshot(mode="ai", timeout=timeout_ms)
-                title = await page.title()
-                break
-            except PlaywrightError as e:
-                # a navigation that commits while the page is read destroys that document: read the new one
-                if attempt == 2 or "destroyed" not in str(e) and "navigat" not in str(e):
-                    raise
-        png = await page.screenshot(type="png", timeout=timeout_ms) if self.screenshot else None
-        return _Seen(page.url, title, tree, png)
-
-    async def _open(self, url: str) -> _Seen:
-        from agentgym.envs.webshop.webapp import SESSION_HEADER
-
-        if self._context is None:
-            # the context sends the session with every request (navigations, forms, redirects): the page never sees it
-            self._context = await self._chromium.browser.new_context(
-                viewport=self.viewport, base_url=SHOP_ORIGIN, extra_http_headers={SESSION_HEADER: self.session_id})
-        if self._page is not None:
-            await self._page.close()
-        self._page = await self._context.new_page()  # a fresh page per episode: empty history, refs from e1
-        await self._page.goto(url, timeout=self.timeout_s * 1000, wait_until="domcontentloaded")
-        return await self._read()
-
-    def _browser(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        assert self._chromium is not None  # set by on_reset before any tool runs
-        # one call does the action and reads the page; the margin covers a retried read after a navigation
-        return self._chromium.run(coro, timeout_s=self.timeout_s * 6 + 5)
+            return f"Error: {problem}\n\n{self.page.view.render()}"
+        return self.page.view.render()
 
     # ---- episode --------------------------------------------------------------------
     def on_reset(self, task: Task) -> None:
@@ -242,49 +144,46 @@ class WebShopBrowserEnv(AgentEnv):
         server = shared_server()
         self._sessions = server.app.state.sessions
         self._sessions.open(self.session_id, instruction=task.prompt, catalog=self.catalog)
-        if self._chromium is None or not self._chromium.is_alive:
-            self._chromium = _shared_chromium(self.chromium_path, headless=self.headless, shop_port=server.port)
-            self._context = self._page = None
         self._errors = []
-        self._seen = self._browser(self._open(f"{SHOP_ORIGIN}/"))
+        self.page.open(server.port)
 
     def build_prompt(self, task: Task) -> str:
-        return f"{_INTRO}\n{self.action_format.instructions(self.tools)}\n\n{self._seen.render()}"
+        return f"{_INTRO}\n{self.action_format.instructions(self.tools)}\n\n{self.page.view.render()}"
 
     def step(self, action: str | Mapping[str, Any] | list[Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = super().step(action)
         if info["action_error"] and not info.get("tool_calls"):
             # an action that could not be read never reached the page: show the page with the error
-            observation = f"{observation}\n\n{self._seen.render()}"
+            observation = f"{observation}\n\n{self.page.view.render()}"
         return observation, reward, terminated, truncated, info
 
-    def episode_outcome(self) -> str | None:
+    def episode_outcome(self) -> Purchase | None:
+        """What the shop recorded when ``Buy Now`` was clicked; buying ends the episode."""
         purchase = None if self._sessions is None else self._sessions.purchase(self.session_id)
-        return None if purchase is None else json.dumps(purchase, ensure_ascii=False, sort_keys=True)
+        return None if purchase is None else Purchase.from_record(purchase)
 
     def extra_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"url": self._seen.url}
-        if self.screenshot and self._seen.png is not None:
-            info["screenshot"] = base64.b64encode(self._seen.png).decode("ascii")
+        view = self.page.view
+        info: dict[str, Any] = {"url": view.url}
+        if self.screenshot and view.png is not None:
+            info["screenshot"] = base64.b64encode(view.png).decode("ascii")
         if self._errors:
             # the browser's errors of this turn, reported once (tool calls run before info is built)
             info["action_error"] = " ".join(self._errors)
             self._errors = []
         return info
 
-    def verify(self, answer: str | None, task: Task) -> Score:
-        """WebShop's reward for the purchase the shop recorded. A final answer (``tags``/``hermes``/``dict``
-        formats) that is not that purchase scores as no purchase: text cannot claim an order."""
-        bought = self.episode_outcome()
-        return verify_webshop(answer if answer is not None and answer == bought else None, task.gold,
-                              budget_s=self.verifier_budget_s)
+    def verify(self, outcome: Purchase | None, task: Task) -> Score:
+        """WebShop's reward for the purchase the shop recorded. An answer (``tags``/``hermes``/``dict``
+        formats) is not an outcome of this env: it scores as no purchase, text cannot claim an order."""
+        return verify_purchase(outcome, task.gold, budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str | dict[str, Any]:
         """Through the page, as a user would: search the target's title, open it (paging with Next >), press
         the goal's options, Buy Now. Ids come from the current tree."""
         target = self.catalog.products[self.task.gold["asin"]]
-        nodes = parse_tree(self._seen.tree)
-        path = urlsplit(self._seen.url).path.strip("/").split("/")  # the search page's path is [""]
+        nodes = parse_tree(self.page.view.tree)
+        path = urlsplit(self.page.view.url).path.strip("/").split("/")  # the search page's path is [""]
 
         def act(name: str, **arguments: Any) -> str | dict[str, Any]:
             call = ToolCall(name, arguments)
@@ -303,26 +202,21 @@ class WebShopBrowserEnv(AgentEnv):
                 return act("fill", element=box.ref, value=query)
             return act("press", element=box.ref, key="Enter")
         if path == ["search"]:
-            link = _find(nodes, "link", target.asin) or _find(nodes, "link", "Next >")
+            link = find_node(nodes, "link", target.asin) or find_node(nodes, "link", "Next >")
             return click(link, item)
         if path == ["item", target.asin]:
             for wanted in self.task.gold["goal_options"]:
                 kind = target.option_type_of(wanted)
-                button = kind and _find(nodes, "button", wanted, inside=("group", kind))
+                button = kind and find_node(nodes, "button", wanted, inside=("group", kind))
                 if button and not button.is_pressed:
                     return click(button, "/")
-            return click(_find(nodes, "button", "Buy Now"), "/")
+            return click(find_node(nodes, "button", "Buy Now"), "/")
         if path[:2] == ["item", target.asin]:
-            return click(_find(nodes, "link", "< Prev"), item)
-        return click(_find(nodes, "link", "Back to Search"), "/")
+            return click(find_node(nodes, "link", "< Prev"), item)
+        return click(find_node(nodes, "link", "Back to Search"), "/")
 
     def close(self) -> None:
-        if self._context is not None and self._chromium is not None and self._chromium.is_alive:
-            try:
-                self._chromium.run(self._context.close(), timeout_s=10)
-            except ToolError:
-                pass  # the browser went away first: nothing left to release
-        self._context = self._page = None
+        self.page.close()
         if self._sessions is not None:
             self._sessions.close(self.session_id)
         super().close()

@@ -12,7 +12,7 @@ from agentgym.core.formats import ActionFormat, ParsedAction, TagsFormat, ToolRe
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.webshop.chromium import SHOP_ORIGIN
 
-__all__ = ["BrowserGymFormat"]
+__all__ = ["BrowserGymFormat", "BrowserTagsFormat"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"```[\w-]*\n?(.*?)```", re.DOTALL)
@@ -122,7 +122,7 @@ def _to_call(name: str, node: ast.Call, tool: Tool) -> ParsedAction:
     return ParsedAction(tool_calls=(ToolCall(name, arguments),))
 
 
-class _BrowserTagsFormat(TagsFormat):
+class BrowserTagsFormat(TagsFormat):
     """``tags`` for browser tools: a tool of several arguments takes them comma-separated,
     ``<fill>e5, red shoes</fill>`` (the last argument takes the rest of the text)."""
 

@@ -16,7 +16,6 @@ WebShop's files (Yao et al., 2022) and the bundled ones share one schema:
 
 from __future__ import annotations
 
-import functools
 import gzip
 import json
 import random
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym.core.shared import load_shared
 from agentgym.errors import ConfigError, DataError
 
 __all__ = ["Catalog", "Goal", "Product", "bundled_data_dir", "load_catalog", "option_value", "parse_pricing"]
@@ -266,12 +266,11 @@ def load_catalog(data_dir: str | Path | None = None, *, seed: int = 233, cache_d
     path = Path(data_dir) if data_dir is not None else bundled_data_dir()
     if not path.is_dir():
         raise ConfigError(f"WebShop data_dir {path} is not a directory.")
-    return _cached_catalog(str(path.resolve()), seed, cache_dir)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_catalog(path: str, seed: int, cache_dir: str | None) -> Catalog:
     # Catalogs are read-only: every env of a process (a server's sessions) shares one.
+    return load_shared(_read_catalog, str(path.resolve()), seed, cache_dir)
+
+
+def _read_catalog(path: str, seed: int, cache_dir: str | None) -> Catalog:
     data_dir = Path(path)
     products = _load_products(data_dir)
     goals_file = data_dir / "goals.json"

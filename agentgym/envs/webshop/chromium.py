@@ -14,13 +14,14 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled, ToolError
 
-__all__ = ["CHROMIUM_ARGS", "SHOP_HOST", "SHOP_ORIGIN"]
+__all__ = ["CHROMIUM_ARGS", "INSTALL_PLAYWRIGHT", "SHOP_HOST", "SHOP_ORIGIN", "Chromium", "describe_error",
+           "find_chromium", "shared_chromium", "viewport_size"]
 
 SHOP_HOST = "webshop.test"
 SHOP_ORIGIN = f"http://{SHOP_HOST}"
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run")
-_INSTALL_PLAYWRIGHT = "pip install 'agentgym-suite[browser]'"
+INSTALL_PLAYWRIGHT = "pip install 'agentgym-suite[browser]'"
 _INSTALL_CHROMIUM = "apt-get install chromium (or pass chromium_path=..., or set AGENTGYM_CHROMIUM)"
 
 
@@ -52,7 +53,7 @@ def _driver_in_own_session() -> None:
     transport.asyncio = proxy
 
 
-class _Chromium:
+class Chromium:
     """Playwright and one Chromium on a private event-loop thread (see ``browser.py``'s docstring)."""
 
     def __init__(self, executable: str, *, headless: bool, shop_port: int, launch_timeout_s: float = 60.0) -> None:
@@ -101,7 +102,7 @@ class _Chromium:
             future.cancel()
             raise ToolError(f"The browser did not answer within {timeout_s:.0f} s.") from e
         except PlaywrightError as e:
-            raise ToolError(f"The browser failed: {_describe(e)}") from e
+            raise ToolError(f"The browser failed: {describe_error(e)}") from e
 
     def close(self) -> None:
         if self._pid != os.getpid() or not self._thread.is_alive():
@@ -125,11 +126,11 @@ class _Chromium:
         self._thread.join(5)
 
 
-_chromiums: dict[tuple[int, str, bool, int], _Chromium] = {}
+_chromiums: dict[tuple[int, str, bool, int], Chromium] = {}
 _chromiums_lock = threading.Lock()
 
 
-def _shared_chromium(executable: str, *, headless: bool, shop_port: int) -> _Chromium:
+def shared_chromium(executable: str, *, headless: bool, shop_port: int) -> Chromium:
     """This process's browser for these settings: launched on first use, relaunched if it died, closed at exit."""
     key = (os.getpid(), executable, headless, shop_port)
     with _chromiums_lock:
@@ -137,13 +138,13 @@ def _shared_chromium(executable: str, *, headless: bool, shop_port: int) -> _Chr
         if chromium is None or not chromium.is_alive:
             if chromium is not None:
                 chromium.close()  # it crashed or was closed: release what is left of it
-            chromium = _Chromium(executable, headless=headless, shop_port=shop_port)
+            chromium = Chromium(executable, headless=headless, shop_port=shop_port)
             atexit.register(chromium.close)
             _chromiums[key] = chromium
         return chromium
 
 
-def _describe(error: Exception) -> str:
+def describe_error(error: Exception) -> str:
     """Playwright's message without its API prefix and call log; a timeout says what it waited for."""
     text = str(getattr(error, "message", error))
     head, _, log = text.partition("Call log:")
@@ -154,14 +155,16 @@ def _describe(error: Exception) -> str:
     return head
 
 
-def _find_chromium(path: str | os.PathLike[str] | None) -> str:
+def find_chromium(path: str | os.PathLike[str] | None) -> str:
+    """The Chromium executable: ``path``, else ``$AGENTGYM_CHROMIUM``, else ``chromium`` on ``PATH``."""
     found = path or os.environ.get("AGENTGYM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not found or not os.access(found, os.X_OK):
         raise DependencyNotInstalled(f"Chromium ({found or 'not on PATH'})", _INSTALL_CHROMIUM)
     return str(found)
 
 
-def _viewport(viewport: tuple[int, int] | Mapping[str, int]) -> dict[str, int]:
+def viewport_size(viewport: tuple[int, int] | Mapping[str, int]) -> dict[str, int]:
+    """``(width, height)`` or ``{"width", "height"}`` as Playwright's viewport, checked."""
     size = (viewport.get("width"), viewport.get("height")) if isinstance(viewport, Mapping) else tuple(viewport)
     if len(size) != 2 or not all(isinstance(n, int) and n > 0 for n in size):
         raise ConfigError(f"viewport must be (width, height) in positive pixels, got {viewport!r}.")

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.formats import ActionFormat, ParsedAction, ToolResult, get_format
+from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.formats import ActionFormat, ParsedAction, ToolResult
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.webshop.catalog import Catalog, load_catalog
 from agentgym.envs.webshop.shop import ACTION, PAGE_SIZE, ShopSession
 from agentgym.verifiers import Score
 from agentgym.verifiers.budget import budget_seconds
-from agentgym.verifiers.webshop import verify_webshop
+from agentgym.verifiers.webshop import Purchase, verify_purchase
 
 __all__ = ["WebShopEnv", "WebShopFormat", "goal_tasks"]
 
@@ -71,7 +70,7 @@ def goal_tasks(catalog: Catalog) -> TaskList:
                          meta={"category": g.category, "weight": g.weight}) for g in catalog.goals)
 
 
-class WebShopEnv(AgentEnv):
+class WebShopEnv(AgentEnv[Purchase]):
     """WebShop (Yao et al., 2022) in text mode: search and click until ``Buy Now``.
 
     Observations are WebShop's ``text`` pages with ``[SEP]`` separators; ``info``
@@ -83,17 +82,18 @@ class WebShopEnv(AgentEnv):
     ``items_human_ins*.json``).
     """
 
-    def __init__(self, *, data_dir: str | Path | None = None, split: str = "test", max_turns: int = 15,
-                 action_format: str | ActionFormat = "webshop", cache_dir: str | Path | None = None,
-                 max_observation_chars: int = 8_000, verifier_budget_s: float | None = None,
-                 render_mode: Literal["ansi", "human"] | None = None) -> None:
+    defaults = EnvDefaults(action_format="webshop", max_turns=15)
+
+    def __init__(self, *, data_dir: str | Path | None = None, cache_dir: str | Path | None = None,
+                 verifier_budget_s: float | None = None, **base: Any) -> None:
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
         self.verifier_budget_s = verifier_budget_s
         self.catalog = load_catalog(data_dir, cache_dir=None if cache_dir is None else str(cache_dir))
-        fmt = WebShopFormat() if action_format == "webshop" else get_format(action_format)
         self._shop: ShopSession | None = None
-        super().__init__(tasks=goal_tasks(self.catalog), action_format=fmt, split=split, max_turns=max_turns,
-                         max_observation_chars=max_observation_chars, render_mode=render_mode)
+        super().__init__(tasks=goal_tasks(self.catalog), **base)
+
+    def make_action_format(self, spec: str | ActionFormat) -> ActionFormat:
+        return WebShopFormat() if spec == "webshop" else super().make_action_format(spec)
 
     def make_tools(self) -> Sequence[Tool]:
         return [
@@ -130,20 +130,20 @@ class WebShopEnv(AgentEnv):
             return f"{_INSTRUCTIONS}\n\n{page}"
         return f"{_TOOL_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\n\n{page}"
 
-    def episode_outcome(self) -> str | None:
+    def episode_outcome(self) -> Purchase | None:
+        """What ``Buy Now`` recorded; buying ends the episode."""
         purchase = self.shop.purchase
-        return None if purchase is None else json.dumps(purchase, ensure_ascii=False, sort_keys=True)
+        return None if purchase is None else Purchase.from_record(purchase)
 
     def extra_info(self) -> dict[str, Any]:
         shop = self.shop
         return {"available_actions": shop.available_actions(), "page": shop.page,
                 "selected_options": dict(shop.options)}
 
-    def verify(self, answer: str | None, task: Task) -> Score:
-        # Only what the shop recorded counts: an <answer> holding a made-up purchase record scores 0.
-        bought = self.episode_outcome()
-        return verify_webshop(bought if answer is not None and answer == bought else None, task.gold,
-                              budget_s=self.verifier_budget_s)
+    def verify(self, outcome: Purchase | None, task: Task) -> Score:
+        """WebShop's reward for what the shop recorded. An answer (``tags``/``hermes``/``dict`` formats) is
+        not an outcome of this env: an <answer> holding a made-up purchase record scores as no purchase."""
+        return verify_purchase(outcome, task.gold, budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Search the target's title, open it (paging if needed), pick the goal options, buy."""

@@ -6,6 +6,7 @@ import pytest
 from conftest import requires_alfworld
 
 import agentgym
+from agentgym.verifiers import GameEnd
 
 pytestmark = requires_alfworld
 
@@ -77,6 +78,8 @@ def test_answer_tag_cannot_claim_a_win():
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step("<answer>won</answer>")
     assert terminated and reward == 0.0 and not info["verification"]["correct"]
+    assert env.episode_outcome() is None and info["answer"] == "won"  # the text, not a game's end
+    assert info["verification"]["details"] == {"won": False, "moves": 0, "task_type": env.task.gold["task_type"]}
 
 
 def test_max_turns_truncates_with_zero_reward():
@@ -85,6 +88,19 @@ def test_max_turns_truncates_with_zero_reward():
     for turn in range(3):
         _, reward, terminated, truncated, info = env.step("look")
     assert truncated and not terminated and reward == 0.0 and info["turn"] == 3
+    # verify scored the game as it stood: not won, after the moves made
+    assert info["verification"]["details"]["won"] is False and info["verification"]["details"]["moves"] == 3
+    assert info["answer"] is None and env.episode_outcome() is None
+
+
+def test_a_won_game_is_its_outcome(env):
+    env.reset(options={"index": 0})
+    while True:
+        _, reward, terminated, truncated, info = env.step(env.oracle_action())
+        if terminated or truncated:
+            break
+    assert terminated and reward == 1.0 and info["answer"] == "won"
+    assert env.episode_outcome() == GameEnd(won=True, moves=info["verification"]["details"]["moves"])
 
 
 def test_oracle_replans_after_the_agent_leaves_the_walkthrough(env):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tiny_instance import FILES, write_instance
 
-from agentgym.envs.swe.grading import test_files
+from agentgym.envs.swe.grader import test_files
 from agentgym.envs.swe.repo import materialize
 
 BASE = os.environ.get("AGENTGYM_DOCKER_BASE", "agentgym-base:bookworm")

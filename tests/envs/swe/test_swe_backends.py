@@ -30,7 +30,7 @@ def test_every_bundled_instance_is_valid(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_users_swe_bench_file_is_graded_through_swebench(tmp_path, backend):
     instance = write_instance(tmp_path / "data")
-    env = SWEBenchEnv(data=tmp_path / "data", backend=backend)
+    env = SWEBenchEnv(data_dir=tmp_path / "data", backend=backend)
     try:
         report = grade_predictions(env, [
             {"instance_id": instance["instance_id"], "model_patch": instance["patch"], "model_name_or_path": "gold"},

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
+import sys
 
 import gymnasium as gym
 import pytest
@@ -12,7 +14,8 @@ from tiny_instance import FIXED_OPS, write_instance
 
 import agentgym
 from agentgym.envs.swe.env import SWEBenchEnv
-from agentgym.errors import DependencyNotInstalled
+from agentgym.envs.swe.grader import Patch
+from agentgym.errors import ConfigError, DependencyNotInstalled
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,7 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def env(data_dir):
-    env = SWEBenchEnv(data=data_dir)
+    env = SWEBenchEnv(data_dir=data_dir)
     yield env
     env.close()
 
@@ -94,7 +97,7 @@ def test_tools_edit_view_search_create_bash_and_a_half_fix(env):
 
 @requires_swe
 def test_running_out_of_turns_auto_submits_the_diff(data_dir):
-    env = SWEBenchEnv(data=data_dir, max_turns=1)
+    env = SWEBenchEnv(data_dir=data_dir, max_turns=1)
     try:
         env.reset(seed=0)
         _, reward, terminated, truncated, _info = env.step(
@@ -121,7 +124,7 @@ def test_malformed_calls_are_observations(env):
 
 @requires_swe
 def test_check_env(data_dir):
-    env = SWEBenchEnv(data=data_dir)
+    env = SWEBenchEnv(data_dir=data_dir)
     try:
         assert agentgym.check_env(env, n_tasks=1)["oracle_solved"]
     finally:
@@ -134,3 +137,47 @@ def test_a_missing_extra_fails_at_make_not_at_submit(monkeypatch, missing, backe
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else find_spec(name, *a))
     with pytest.raises(DependencyNotInstalled, match=r"Install it with: pip install 'agentgym-suite\[swe\]'"):
         gym.make("agentgym/SWEBench-v0", backend=backend)
+
+
+@requires_swe
+def test_verify_leaves_the_episodes_working_copy_as_it_was(env):
+    """Grading runs on a checkout of the grader's own: after the episode the agent's files, its diff and its sandbox
+    are what they were, and the hidden tests were never written into the agent's repository."""
+    env.reset(seed=0)
+    sandbox = env.workspace.sandbox
+    tool(env, "edit", path="calc/ops.py", old="(len(values) - 1)", new="len(values)")
+    before = env.workspace.diff()
+    _, reward, terminated, info = tool(env, "submit")
+    assert terminated and reward == 0.0 and info["verification"]["details"]["model_patch"] == before
+    assert env.workspace.sandbox is sandbox and env.workspace.diff() == before
+    assert env.episode_outcome() == Patch(before) and info["answer"] == before
+    _, files = env.workspace.shell("cat calc/ops.py; cat tests/test_ops.py")
+    assert "return sum(values) / len(values)" in files and "test_mean" not in files
+    # and graded again, the same patch gets the same verdict
+    assert env.verify(Patch(before), env.task).as_dict() == info["verification"]
+
+
+@requires_swe
+def test_data_is_the_old_name_of_data_dir(data_dir):
+    with pytest.warns(DeprecationWarning, match="data= is now data_dir="):
+        old = SWEBenchEnv(data=data_dir)
+    new = SWEBenchEnv(data_dir=data_dir)
+    try:
+        assert old.tasks is new.tasks and [t.id for t in old.tasks.tasks("test")] == ["calc__calc-1"]
+        with pytest.warns(DeprecationWarning, match="data= is now data_dir="):
+            made = gym.make("agentgym/SWEBench-v0", data=str(data_dir)).unwrapped
+        assert made.tasks is new.tasks
+        made.close()
+        with pytest.raises(ConfigError, match="Pass data_dir only"):
+            SWEBenchEnv(data=data_dir, data_dir=data_dir)
+    finally:
+        old.close()
+        new.close()
+
+
+def test_the_grading_module_moved_to_grader_with_a_warning():
+    sys.modules.pop("agentgym.envs.swe.grading", None)
+    with pytest.warns(DeprecationWarning, match="agentgym.envs.swe.grading moved to agentgym.envs.swe.grader"):
+        old = importlib.import_module("agentgym.envs.swe.grading")
+    grader = importlib.import_module("agentgym.envs.swe.grader")
+    assert all(getattr(old, name) is getattr(grader, name) for name in old.__all__)

@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import requires_swe
 
-from agentgym.envs.swe.grading import _SHADOWS
+from agentgym.envs.swe.grader import _SHADOWS
 
 FORCE_PASS = '''import pytest
 

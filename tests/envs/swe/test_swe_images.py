@@ -15,7 +15,7 @@ from swebench_image import build_image, write_official_row
 
 from agentgym.envs.swe.commands import grade_predictions
 from agentgym.envs.swe.env import SWEBenchEnv
-from agentgym.envs.swe.grading import swebench_spec
+from agentgym.envs.swe.grader import swebench_spec
 from agentgym.errors import ConfigError, DataError
 
 docker = import_or_skip("docker", "swe")  # the Docker SDK
@@ -32,7 +32,7 @@ def image():
 @pytest.fixture
 def env(tmp_path, image):
     write_official_row(tmp_path / "data", image)
-    env = SWEBenchEnv(data=tmp_path / "data", backend="docker")
+    env = SWEBenchEnv(data_dir=tmp_path / "data", backend="docker")
     yield env
     env.close()
 
@@ -113,14 +113,14 @@ def test_verdicts_match_swebench_run_instance(env, tmp_path, monkeypatch):
 
 def test_official_rows_need_docker_and_an_eval_script(tmp_path, image):
     row = write_official_row(tmp_path / "data", image)
-    env = SWEBenchEnv(data=tmp_path / "data")  # bwrap: no image to run the instance in
+    env = SWEBenchEnv(data_dir=tmp_path / "data")  # bwrap: no image to run the instance in
     with pytest.raises(ConfigError, match="backend='docker'.*" + IMAGE.split("/")[1].split(":")[0]):
         env.reset(seed=0)
     env.close()
     row.pop("eval_script")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "test.jsonl").write_text(json.dumps(row) + "\n")
-    env = SWEBenchEnv(data=tmp_path / "other", backend="docker")
+    env = SWEBenchEnv(data_dir=tmp_path / "other", backend="docker")
     with pytest.raises(DataError, match="eval_script"):
         env.reset(seed=0)
     env.close()

@@ -113,7 +113,7 @@ def env(data_dir):
 
 def refs(env, role, name=None):
     """The ids of the current page's elements of ``role`` (and ``name``)."""
-    return [n.ref for n in parse_tree(env._seen.tree) if n.role == role and n.ref and (name is None or n.name == name)]
+    return [n.ref for n in parse_tree(env.page.view.tree) if n.role == role and n.ref and (name is None or n.name == name)]
 
 
 def play_oracle(env, **reset_options):
@@ -172,7 +172,7 @@ def test_a_wrong_purchase_scores_less(env):
 @requires_browser
 def test_mistakes_are_observations_with_the_page(env):
     env.reset(options={"index": 0})
-    link_free_page = env._seen.url
+    link_free_page = env.page.view.url
     cases = [
         ("just some words", "No action found"),
         ('click("e999")', "There is no element 'e999' on this page"),
@@ -304,7 +304,7 @@ def test_envs_in_threads_share_the_browser_and_not_their_sessions(env, data_dir)
         for t in threads:
             t.join(60)
         assert rewards == {"a": 1.0, "b": 1.0}
-        assert env._chromium is other._chromium and env.session_id != other.session_id
+        assert env.page.chromium is other.page.chromium and env.session_id != other.session_id
     finally:
         other.close()
     assert shared_server().app.state.sessions.get(other.session_id) is None
@@ -344,12 +344,12 @@ def test_a_browser_that_died_is_relaunched(data_dir, tmp_path):
     env = WebShopBrowserEnv(data_dir=data_dir, chromium_path=own)
     try:
         env.reset(options={"index": 0})
-        first = env._chromium
+        first = env.page.chromium
         first.run(first.browser.close(), timeout_s=10)
         obs, *_, info = env.step("noop()")  # the page is gone: an error of the env, not the agent's
         assert "Tool 'noop' failed: The browser failed" in obs and info["action_error"] is None
         obs, _ = env.reset(options={"index": 0})
-        assert env._chromium is not first and env._chromium.is_alive and 'searchbox "Search query"' in obs
+        assert env.page.chromium is not first and env.page.chromium.is_alive and 'searchbox "Search query"' in obs
     finally:
         env.close()
 

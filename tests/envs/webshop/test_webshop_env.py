@@ -12,6 +12,7 @@ from agentgym.envs.webshop import WebShopEnv
 from agentgym.envs.webshop.catalog import load_catalog, parse_pricing
 from agentgym.errors import ConfigError, DataError
 from agentgym.policies import RandomPolicy
+from agentgym.verifiers import Purchase
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +106,9 @@ def test_pages_and_observations_follow_webshop(env):
     assert obs.startswith("Thank you for shopping with us! [SEP] Purchased [SEP] B00SKI0001")
     assert json.loads(info["answer"])["options"] == {"color": "black", "size": "large"}
     assert info["verification"]["correct"]
+    bought = env.episode_outcome()  # what the shop recorded, typed; info carries its JSON text as before
+    assert isinstance(bought, Purchase) and bought.asin == "B00SKI0001" and bought.options == json.loads(
+        info["answer"])["options"] and info["answer"] == bought.as_answer()
 
 
 def test_wrong_product_and_options_score_partially(env):
@@ -197,6 +201,8 @@ def test_a_made_up_purchase_in_an_answer_scores_zero(original_dir, action_format
                        "options": {str(i): o for i, o in enumerate(gold["goal_options"])}, "price": 1.0})
     _, reward, terminated, _, info = env.step(env.action_format.render_answer(fake))
     assert terminated and reward == 0.0 and info["verification"]["details"]["reason"] == "nothing was bought"
+    assert env.episode_outcome() is None  # the text is kept in info, but it is not an outcome of the shop
+    assert json.loads(info["answer"]) == json.loads(fake)
 
 
 def test_goal_options_are_normalised_like_product_options(tmp_path):

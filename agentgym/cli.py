@@ -6,14 +6,17 @@ import contextlib
 import json
 import re
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from agentgym.errors import AgentGymError, ConfigError
+from agentgym.trainer.config import TrainConfig
+from agentgym.trainer.flags import train_command
 
 # Plain help (rich_markup_mode=None): rich markup would swallow "[default: ...]" in help texts and print a
 # "<bool>" type beside every flag. Sub-apps pass it too: each Typer renders its own help.
@@ -144,7 +147,7 @@ def eval_cmd(
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
     from agentgym.eval.command import EvalRequest, run_eval, summary_table
     from agentgym.eval.command import submit as submit_run
-    from agentgym.eval.policies import Sampling
+    from agentgym.policies import Sampling
 
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
                           seed=seed, model=model,
@@ -200,7 +203,7 @@ def swe_validate(data: DataOption = None, backend: BackendOption = "bwrap",
     from agentgym.envs.swe.commands import validate_instances
     from agentgym.envs.swe.env import SWEBenchEnv
 
-    env = SWEBenchEnv(data=data, backend=backend)  # type: ignore[arg-type]
+    env = SWEBenchEnv(data_dir=data, backend=backend)  # type: ignore[arg-type]
     try:
         checks = validate_instances(env, split=split, progress=lambda c: console.print(
             f"{'ok  ' if c.ok else 'FAIL'} {c.instance_id} ({c.seconds:.1f} s)" + "".join(
@@ -221,7 +224,7 @@ def swe_grade(predictions: Annotated[Path, typer.Option(help="SWE-bench predicti
     from agentgym.envs.swe.commands import grade_predictions, read_predictions
     from agentgym.envs.swe.env import SWEBenchEnv
 
-    env = SWEBenchEnv(data=data, backend=backend)  # type: ignore[arg-type]
+    env = SWEBenchEnv(data_dir=data, backend=backend)  # type: ignore[arg-type]
     try:
         result = grade_predictions(env, read_predictions(predictions), progress=lambda i, ok: console.print(
             f"{'resolved  ' if ok else 'unresolved'} {i}", markup=False))
@@ -265,6 +268,11 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
           request_timeout_s: Annotated[float, typer.Option(
               help="A request must arrive whole (headers and body) this long after its first byte; "
                    "else 408 and the connection is closed.")] = 30.0,
+          processes: Annotated[int, typer.Option(
+              help="Server processes behind the one address (Linux): the kernel spreads connections over them; "
+                   "each holds the sessions it creates, on its own --workers threads, and requests for them are "
+                   "passed on to it from the others. Limits, /healthz and /metrics are the whole server's. A "
+                   "process that dies loses only its sessions (410 session_lost) and is replaced.")] = 1,
           kwarg: KwargOption = None) -> None:
     """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes).
 
@@ -276,8 +284,10 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     from agentgym.core.registry import env_info
     from agentgym.server import create_app
     from agentgym.server.connections import engine, uvicorn_config
+    from agentgym.server.processes import check_processes
     from agentgym.server.threads import DEFAULT_THREADS
 
+    check_processes(processes)
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
@@ -291,19 +301,50 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     limits = _parse_env_limits(env_limit or [])
     sock = _bind(host, port)  # before announcing: a busy port is a one-line error, not a line after "serving"
     try:
-        application = create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
-                                 env_threads=workers, server_kwargs=server_kwargs, env_limits=limits)
-        config = uvicorn_config(application, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
-                                log_level="warning", access_log=False)
+        def make_app(process: Any = None) -> Any:
+            return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
+                              env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process)
+
+        def make_config(app: Any) -> uvicorn.Config:
+            return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
+                                  log_level="warning", access_log=False)
+
+        config = make_config(make_app())  # with --processes too: bad settings fail here, before any process starts
         bound = sock.getsockname()[1]
         console.print(f"agentgym serving {', '.join(ids)} on http://{host}:{bound} "
-                      f"(docs: /docs, AgentGym-compatible routes: /<env id>/...; {engine()})", highlight=False,
-                      soft_wrap=True)
+                      f"(docs: /docs, AgentGym-compatible routes: /<env id>/...; {engine()}"
+                      f"{f'; {processes} processes' if processes > 1 else ''})", highlight=False, soft_wrap=True)
+        if processes > 1:
+            _serve_processes(sock, processes, ids, make_app, make_config, keep_alive_s)
+            return
         server = uvicorn.Server(config)
         with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it shut down on
             server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _serve_processes(sock: socket.socket, processes: int, ids: list[str], make_app: Callable[[Any], Any],
+                     make_config: Callable[[Any], Any], keep_alive_s: float) -> None:
+    """``agentgym serve --processes N``: ``make_app(slot)`` in N processes, each behind session affinity."""
+    import uvicorn
+
+    from agentgym.server.affinity import Affinity
+    from agentgym.server.processes import reuse_port_socket, serve_processes
+
+    family, address = sock.family, sock.getsockname()
+    sock.close()  # the port is free (_bind checked it without SO_REUSEPORT); now held as each process binds it
+    held = reuse_port_socket(family, address)
+
+    def serve_one(slot: Any, sockets: list[socket.socket]) -> None:
+        app = Affinity(make_app(slot), slot, keep_alive_s=keep_alive_s)
+        uvicorn.Server(make_config(app)).run(sockets=sockets)
+
+    try:
+        serve_processes(processes, held=held, env_ids=ids, serve_one=serve_one,
+                        say=lambda message: errors.print(message, style="yellow", markup=False, highlight=False))
+    finally:
+        held.close()
 
 
 def _parse_env_limits(pairs: list[str]) -> dict[str, int]:
@@ -352,56 +393,64 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+@app.command("mcp")
+def mcp_cmd(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID", help="Env ids to serve (one or more).")],
+            host: Annotated[str, typer.Option(help="Bind address; anything but loopback needs --token.")]
+            = "127.0.0.1",
+            port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+            max_sessions: Annotated[int, typer.Option(help="Open MCP sessions at most, all env ids together; "
+                                                           "more are refused at initialize.")] = 64,
+            session_ttl_s: Annotated[float, typer.Option(help="End MCP sessions idle this long (no request in "
+                                                              "flight, no open stream) and close their envs.")]
+            = 600.0,
+            token: Annotated[Optional[str], typer.Option(envvar="AGENTGYM_TOKEN",
+                                                         help="Bearer token clients must send.")] = None,
+            workers: Annotated[Optional[int], typer.Option(
+                help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
+            kwarg: KwargOption = None) -> None:
+    """Serve envs as MCP servers (streamable HTTP): one env per MCP session; tools reset, the env's, answer.
+
+    Each env id's endpoint is http://HOST:PORT/mcp/<env id>. Each -k goes to the served envs that take it.
+    """
+    from agentgym.core.registry import env_info
+    from agentgym.integrations.mcp import create_mcp_app, mcp_path
+
+    if not token and not _is_loopback(host):
+        raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
+                          "or bind 127.0.0.1.")
+    ids = sorted(set(env_ids))
+    for env_id in ids:
+        env_info(env_id)  # an unknown id fails before the port is taken
+    application = create_mcp_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
+                                 workers=workers, host=host,
+                                 server_kwargs=_server_kwargs(ids, _parse_kwargs(kwarg or [])))
+    import uvicorn  # a dependency of mcp: past create_mcp_app, which says how to install it when missing
+
+    sock = _bind(host, port)
+    try:
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        urls = ", ".join(f"http://{shown}:{bound}{mcp_path(env_id)}" for env_id in ids)
+        console.print(f"agentgym MCP server (streamable HTTP) on {urls}", highlight=False, soft_wrap=True)
+        server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False))
+        with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it shut down on
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
 @app.command()
-def train(
-    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML file of TrainConfig fields.")] = None,
-    env: Annotated[Optional[list[str]], typer.Option(metavar="ENV_ID", help="Env id (repeat for several).")] = None,
-    remote: Annotated[Optional[str], typer.Option(help="Play the envs on this `agentgym serve` URL.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="smollm2 (default) or a local HF model dir / hf:<id>.")] = None,
-    output_dir: Annotated[Optional[str], typer.Option(help="Run directory (metrics, checkpoints, final model).")]
-    = None,
-    split: Annotated[Optional[str], typer.Option(help="Task split to train on (default train).")] = None,
-    tasks: Annotated[Optional[int], typer.Option(help="Use the first N tasks of the split.")] = None,
-    group_size: Annotated[Optional[int], typer.Option(help="Rollouts per task (GRPO group).")] = None,
-    groups_per_step: Annotated[Optional[int], typer.Option(help="Tasks per optimizer step.")] = None,
-    learning_rate: Annotated[Optional[float], typer.Option(help="Adam learning rate.")] = None,
-    steps: Annotated[Optional[int], typer.Option(help="Optimizer steps.")] = None,
-    max_turns: Annotated[Optional[int], typer.Option(help="Env turns per episode.")] = None,
-    max_turn_tokens: Annotated[Optional[int], typer.Option(help="Tokens per model turn.")] = None,
-    max_completion_tokens: Annotated[Optional[int], typer.Option(help="Tokens per episode (model + observations).")] = None,
-    loss_type: Annotated[Optional[str], typer.Option(help="grpo, dr_grpo, dapo, bnpo or gspo.")] = None,
-    beta: Annotated[Optional[float], typer.Option(help="KL coefficient to the reference model (0: none).")] = None,
-    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature.")] = None,
-    observation_style: Annotated[Optional[str], typer.Option(help="append (Search-R1) or chat (tool message).")] = None,
-    lora: Annotated[Optional[bool], typer.Option("--lora/--no-lora", help="Train LoRA adapters (PEFT).")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Seed of sampling and task order.")] = None,
-    save_steps: Annotated[Optional[int], typer.Option(help="Checkpoint every N steps.")] = None,
-    resume: Annotated[Optional[bool], typer.Option("--resume/--no-resume", help="Continue from the last checkpoint.")] = None,
-    threads: Annotated[Optional[int], typer.Option(help="torch threads (1 when other processes share the cores).")]
-    = None,
-    backend: Annotated[Optional[str], typer.Option(help="Generation: transformers (default) or vllm (CUDA GPU).")]
-    = None,
-    vllm_mode: Annotated[Optional[str], typer.Option(help="vLLM beside the trainer (colocate) or trl vllm-serve "
-                                                          "(server).")] = None,
-    vllm_server_url: Annotated[Optional[str], typer.Option(help="The trl vllm-serve URL (server mode).")] = None,
-    kwarg: KwargOption = None,
-) -> None:
-    """Train a model on agentgym envs with multi-turn GRPO (observation tokens masked out of the loss)."""
+@train_command
+def train(cfg: TrainConfig) -> None:
+    """Train a model on agentgym envs with multi-turn GRPO (observation tokens masked out of the loss).
+
+    Every option is a TrainConfig field, set in a YAML file (--config) or by its flag; flags win.
+    """
     import os
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from agentgym.trainer.grpo import load_config
     from agentgym.trainer.grpo import train as run_training
 
-    overrides = {"env": env or None, "remote": remote, "model": model, "output_dir": output_dir, "split": split,
-                 "tasks": tasks, "group_size": group_size, "groups_per_step": groups_per_step,
-                 "learning_rate": learning_rate, "steps": steps, "max_turns": max_turns,
-                 "max_turn_tokens": max_turn_tokens, "max_completion_tokens": max_completion_tokens,
-                 "loss_type": loss_type, "beta": beta, "temperature": temperature,
-                 "observation_style": observation_style, "lora": lora, "seed": seed, "save_steps": save_steps,
-                 "resume": resume, "threads": threads, "backend": backend, "vllm_mode": vllm_mode,
-                 "vllm_server_url": vllm_server_url, "env_kwargs": _parse_kwargs(kwarg) if kwarg else None}
-    cfg = load_config(config, **overrides)
     console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
                   f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"
                   f" -> {cfg.output_dir}", highlight=False)

@@ -1,6 +1,6 @@
 """Server throughput and latency against a raw-HTTP floor measured in the same run.
 
-    python benchmarks/bench_server.py [--seconds 5] [--json out.json]
+    python benchmarks/bench_server.py [--seconds 5] [--json out.json] [--processes 2]
 
 Both servers run as uvicorn processes with the same settings; the same client code
 drives both. Rows: round trips/s and p50/p99 latency of reset+step with 1 and 32
@@ -8,6 +8,14 @@ concurrent clients (the floor gets the same requests on a handler that returns
 fixed JSON); env steps/s of batch step over 256 SearchQA sessions, with the p50/p99
 of one batch request; and whole batched episodes (reset + 3 steps, 256 sessions)
 with the resets batched (POST /v1/reset) and one by one, in env calls/s.
+
+With ``--processes N`` it also serves with ``agentgym serve --processes N`` and compares
+it with the one-process server, reset+step at 64 clients and batch step over 256
+sessions, in alternating rounds of the same run, and prints the median of the rounds'
+ratios. Each client keeps a connection of its
+own, as each ``RemoteEnv`` does; the clients are lean (prebuilt HTTP/1.1 requests, ~20 us
+of CPU a request, against ~200 us for the server) so that on a small machine the server
+processes, not the client beside them, get the cores.
 """
 
 from __future__ import annotations
@@ -82,6 +90,86 @@ async def round_trips(url: str, floor: bool, clients: int, seconds: float) -> di
             "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
 
 
+def wait_for_processes(url: str, processes: int) -> None:
+    """Until every process answers: before that the kernel gives all connections to those that do."""
+    for _ in range(600):
+        health = httpx.get(f"{url}/healthz", timeout=5).json()
+        if health["status"] == "ok" and len(health["processes"]) == processes:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the {processes} processes did not all start")
+
+
+class LeanClient:
+    """One HTTP/1.1 keep-alive connection sending prebuilt requests: a client that costs a few tens of us a
+    request, so that on a small machine the server processes, not the client beside them, use the cores."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, url: str) -> LeanClient:
+        host, port = url.removeprefix("http://").split(":")
+        return cls(*await asyncio.open_connection(host, int(port)))
+
+    @staticmethod
+    def request(path: str, payload: dict) -> bytes:
+        body = json.dumps(payload).encode()
+        return (f"POST {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+    async def send(self, request: bytes) -> bytes:
+        self.writer.write(request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = head[9:12]
+        length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+        body = await self.reader.readexactly(length)
+        if status not in (b"200", b"201"):
+            raise RuntimeError(f"{status.decode()}: {body[:200]!r}")
+        return body
+
+
+async def lean_round_trips(url: str, clients: int, seconds: float) -> float:
+    """Reset+step round trips/s of ``clients`` clients, each on a connection of its own (as a RemoteEnv)."""
+    connections = [await LeanClient.connect(url) for _ in range(clients)]
+    requests = []
+    for i, connection in enumerate(connections):  # each session made on its client's connection
+        created = await connection.send(LeanClient.request("/v1/sessions", {
+            "env_id": ENV_ID, "seed": i, "kwargs": {"max_turns": 1_000_000}}))
+        sid = json.loads(created)["session_id"]
+        action = {"action": "<search>capital of Peru</search>"}
+        requests.append((LeanClient.request(f"/v1/sessions/{sid}/reset", {"seed": i}),
+                         LeanClient.request(f"/v1/sessions/{sid}/step", action)))
+    done = 0
+
+    async def loop(connection: LeanClient, pair: tuple[bytes, bytes], until: float) -> None:
+        nonlocal done
+        while time.perf_counter() < until:
+            for request in pair:
+                await connection.send(request)
+                done += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(c, requests[i], start + seconds) for i, c in enumerate(connections)))
+    rate = done / (time.perf_counter() - start)
+    for connection in connections:
+        connection.writer.close()
+    return rate
+
+
+def compare_processes(one_url: str, many_url: str, seconds: float, rounds: int) -> dict[str, dict[str, list[float]]]:
+    """Reset+step round trips/s at 64 clients, and batch step env steps/s over 256 sessions (made by one batch
+    create, which spreads them over the processes), on one process and on several, in alternating rounds
+    (adjacent in time, so that each round's ratio is of the same background load, on a shared machine)."""
+    rates: dict[str, dict[str, list[float]]] = {"reset+step 64 clients": {"one": [], "many": []},
+                                                "batch step 256 sessions": {"one": [], "many": []}}
+    for _ in range(rounds):
+        for key, url in (("one", one_url), ("many", many_url)):
+            rates["reset+step 64 clients"][key].append(asyncio.run(lean_round_trips(url, 64, seconds)))
+            rates["batch step 256 sessions"][key].append(batch_steps(url, 256, seconds)["steps_per_s"])
+    return rates
+
+
 QUESTIONS = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
 
 
@@ -145,12 +233,17 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--workers", type=int, default=None,
                         help="agentgym serve --workers (env threads; default: the server's).")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="Also compare agentgym serve --processes N with one process (reset+step at 64 "
+                             "clients, batch step over 256 sessions).")
+    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of that comparison.")
     args = parser.parse_args()
     uvicorn_args = ["--log-level", "warning", "--no-access-log"]
     workers = ["--workers", str(args.workers)] if args.workers else []
     ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers], HERE.parent)
     floor, floor_url = start(["-m", "uvicorn", "floor_app:app", *uvicorn_args], HERE)
-    rows = {}
+    servers = [ours, floor]
+    rows, by_processes = {}, {}
     try:
         for clients in (1, 32):
             rows[f"floor {clients} client(s)"] = asyncio.run(round_trips(floor_url, True, clients, args.seconds))
@@ -159,8 +252,14 @@ def main() -> None:
         batch = batch_steps(our_url, 256, args.seconds)
         episodes = {mode: batch_episodes(our_url, 256, args.seconds, mode == "batched")
                     for mode in ("batched", "one by one")}
+        if args.processes > 1:
+            many, many_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers,
+                                    "--processes", str(args.processes)], HERE.parent)
+            servers.append(many)
+            wait_for_processes(many_url, args.processes)
+            by_processes = compare_processes(our_url, many_url, args.seconds, args.rounds)
     finally:
-        for proc in (ours, floor):
+        for proc in servers:
             proc.terminate()
             proc.wait()
     print(f"{'benchmark':<40} {'round trips/s':>14} {'p50 ms':>8} {'p99 ms':>8} {'x floor':>8}")
@@ -174,9 +273,17 @@ def main() -> None:
           f"{batch['p99_ms']:>8.2f}  env steps/s; ms per batch request")
     for mode, rate in episodes.items():
         print(f"{'batched episodes, resets ' + mode:<40} {rate:>14.0f} env calls/s")
+    for load, rates in by_processes.items():
+        ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
+        for key, count in (("one", 1), ("many", args.processes)):
+            print(f"{f'{load}, {count} process(es)':<40} {statistics.median(rates[key]):>14.0f}  "
+                  f"{'env steps/s' if 'batch' in load else 'round trips/s'}, median of {args.rounds} rounds")
+        print(f"{f'  --processes {args.processes} / one process':<40} {statistics.median(ratios):>14.2f}x  median of "
+              f"the rounds' ratios ({', '.join(f'{r:.2f}' for r in ratios)}; {os.cpu_count()} CPUs)")
     if args.json:
         Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_step": batch,
-                                               "batched_episodes_calls_per_s": episodes}, indent=2) + "\n")
+                                               "batched_episodes_calls_per_s": episodes,
+                                               "processes": by_processes}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

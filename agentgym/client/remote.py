@@ -2,7 +2,9 @@
 
 Connection errors are retried a bounded number of times. A retried step carries
 the same ``step_id``, and the server answers a repeated ``step_id`` from its
-record of that step, so a retry never steps twice.
+record of that step, so a retry never steps twice. A session lost with the server
+process that held it (410 ``session_lost``, ``agentgym serve --processes N``) fails
+its step; the next ``reset`` makes a new session.
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ class _Calls:
             return "POST", "/v1/sessions", {"env_id": self.env_id, "kwargs": self.env_kwargs, "seed": seed,
                                             "options": options}
         return "POST", f"/v1/sessions/{self.session_id}/reset", {"seed": seed, "options": options}
+
+    def forget_lost(self, error: RemoteEnvError) -> bool:
+        """Whether ``error`` says the session was lost with the server process holding it (410, ``agentgym serve
+        --processes N``); if so the session is forgotten, so that a reset makes a new one."""
+        if error.code != "session_lost" or self.session_id is None:
+            return False
+        self.session_id = None
+        return True
 
     def after_reset(self, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         self.session_id = data.get("session_id", self.session_id)
@@ -127,7 +137,13 @@ class RemoteEnv(gym.Env[str, str]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        return self._calls.after_reset(self._send(*self._calls.reset_request(seed, options)))
+        try:
+            data = self._send(*self._calls.reset_request(seed, options))
+        except RemoteEnvError as e:
+            if not self._calls.forget_lost(e):
+                raise
+            data = self._send(*self._calls.reset_request(seed, options))  # a new session
+        return self._calls.after_reset(data)
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         return self._calls.after_step(self._send(*self._calls.step_request(action)))
@@ -137,7 +153,7 @@ class RemoteEnv(gym.Env[str, str]):
             try:
                 self._send("DELETE", f"/v1/sessions/{self._calls.session_id}")
             except RemoteEnvError as e:
-                if e.status_code not in (0, 404):  # already gone is fine on close
+                if e.status_code not in (0, 404, 410):  # already gone (or lost with its process) is fine on close
                     raise
             self._calls.session_id = None
         self._http.close()
@@ -175,7 +191,13 @@ class AsyncRemoteEnv:
 
     async def reset(self, *, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        return self._calls.after_reset(await self._send(*self._calls.reset_request(seed, options)))
+        try:
+            data = await self._send(*self._calls.reset_request(seed, options))
+        except RemoteEnvError as e:
+            if not self._calls.forget_lost(e):
+                raise
+            data = await self._send(*self._calls.reset_request(seed, options))  # a new session
+        return self._calls.after_reset(data)
 
     async def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         return self._calls.after_step(await self._send(*self._calls.step_request(action)))
@@ -185,7 +207,7 @@ class AsyncRemoteEnv:
             try:
                 await self._send("DELETE", f"/v1/sessions/{self._calls.session_id}")
             except RemoteEnvError as e:
-                if e.status_code not in (0, 404):
+                if e.status_code not in (0, 404, 410):
                     raise
             self._calls.session_id = None
         if self._own_client:

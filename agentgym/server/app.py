@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from fastapi import FastAPI, Request
@@ -30,6 +31,9 @@ from agentgym.server.openenv import openenv_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.threads import DEFAULT_THREADS
 from agentgym.verifiers import get_verifier
+
+if TYPE_CHECKING:
+    from agentgym.server.siblings import ProcessSlot
 
 __all__ = ["create_app"]
 
@@ -137,18 +141,25 @@ class _Guard:
 def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, session_ttl_s: float = 600.0,
                token: str | None = None, max_body_bytes: int = 1 << 20, reap_every_s: float | None = None,
                env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-               env_limits: Mapping[str, int] | None = None) -> FastAPI:
+               env_limits: Mapping[str, int] | None = None, process: ProcessSlot | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
     retriever); clients may add only the env's ``client_kwargs``. ``env_limits[env_id]``
     caps the sessions of one env; envs whose sessions hold processes and memory
     (``capacity.SESSION_COSTS``) have a default limit derived from the host's memory.
+    ``process``: this app is one of several processes of a server (``agentgym serve
+    --processes N``): its ids name it, and the limits hold for all the processes together.
     """
     served = sorted(env_ids or registered_env_ids())
     store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
                          server_kwargs=server_kwargs, env_threads=env_threads,
                          env_limits=merged_env_limits(served, env_limits))
+    if process is not None:
+        from agentgym.server.siblings import SharedCapacity  # flock and mmap: one machine's processes
+
+        store.new_session_id, store.lost = process.new_session_id, process.lost
+        store.shared = SharedCapacity(process.directory / "capacity", store.env_ids, process.index)
     metrics = _Metrics()
     metrics.max_sessions.set(max_sessions)
     for env_id in store.env_ids:
@@ -175,14 +186,14 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     app = _App(title="agentgym", version=__version__, lifespan=lifespan,
                   description="Sessions of agentgym environments over HTTP. Errors are {code, message}.",
                   responses={"default": {"model": p.ErrorBody}})
-    app.state.store = store
     policy = _Policy(token=token, max_body_bytes=max_body_bytes, metrics=metrics)
+    app.state.store, app.state.policy, app.state.metrics_registry = store, policy, metrics.registry
     app.add_middleware(_Guard, policy=policy)
     app.hot = _HotPath(store, policy)
     _add_error_handlers(app)
-    _add_routes(app, store, metrics)
+    _add_routes(app, store, metrics, process)
     for env_id in store.env_ids:
-        app.include_router(agentgym_router(store, env_id))
+        app.include_router(agentgym_router(store, env_id, process.new_compat_id if process else None))
     app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes))
     return app
 
@@ -299,10 +310,15 @@ def _error_body(code: str, message: str) -> bytes:
     return orjson.dumps({"code": code, "message": message})
 
 
-def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics) -> None:
-    @app.get("/healthz", response_model=p.HealthResponse)
+def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: ProcessSlot | None) -> None:
+    @app.get("/healthz", response_model=p.HealthResponse, response_model_exclude_none=True)
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "sessions": len(store.sessions), "version": __version__, "capacity": store.capacity()}
+        health = {"status": "ok", "sessions": len(store.sessions), "version": __version__,
+                  "capacity": store.capacity()}
+        if process is not None:
+            health["processes"] = [{"index": process.index, "generation": process.generation, "pid": os.getpid(),
+                                    "status": "ok", "sessions": len(store.sessions)}]
+        return health
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def prometheus() -> PlainTextResponse:

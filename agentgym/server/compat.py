@@ -10,7 +10,8 @@ reset is an index into the env's split, and is never read as a session.
 
 Ids are ints, as AgentGym's clients expect, drawn at random from [1, 2**63): knowing
 one's own id tells nothing of another client's, so only the client that created a
-session can reset, step, observe or close it.
+session can reset, step, observe or close it. (With ``agentgym serve --processes N``
+an id also names the process holding its session: ``siblings.py``.)
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the body types, built per env, from live annotations.
@@ -88,9 +89,13 @@ def _query_model(keys: tuple[str, ...]) -> type[BaseModel]:
                         **{k: (Optional[int], None) for k in keys})
 
 
-def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
-    """Routes under ``/<env_id>`` speaking AgentGym's protocol, in the env's dialects, over this server's sessions."""
-    compat = _Compat(store, env_id)
+def agentgym_router(store: SessionStore, env_id: str,
+                    new_id: Callable[[dict[int, Any]], int] | None = None) -> APIRouter:
+    """Routes under ``/<env_id>`` speaking AgentGym's protocol, in the env's dialects, over this server's sessions.
+
+    ``new_id(taken)`` draws the ids of new sessions (default: a random int in [1, 2**63) not in ``taken``).
+    """
+    compat = _Compat(store, env_id, new_id or _new_id)
     dialects = compat.dialects
     router = APIRouter(prefix=f"/{env_id}", tags=[f"AgentGym compatibility: {env_id}"])
 
@@ -142,8 +147,8 @@ def agentgym_router(store: SessionStore, env_id: str) -> APIRouter:
 class _Compat:
     """One env's compat ids, and what each AgentGym request does with its session, answered in the request's dialect."""
 
-    def __init__(self, store: SessionStore, env_id: str) -> None:
-        self.store, self.env_id = store, env_id
+    def __init__(self, store: SessionStore, env_id: str, new_id: Callable[[dict[int, Any]], int]) -> None:
+        self.store, self.env_id, self.new_id = store, env_id, new_id
         self.dialects = dialects_of(env_id)
         self.records: dict[int, _Record] = {}  # AgentGym's int id -> its session
 
@@ -151,7 +156,9 @@ class _Compat:
         record = self.records.get(compat_id)
         if record is None or record.session_id not in self.store.sessions:
             self.records.pop(compat_id, None)
-            raise ApiError(404, "session_not_found", f"No {self.env_id} env with id {compat_id}; POST /create first.")
+            raise self.store.lost(compat_id) or ApiError(404, "session_not_found",
+                                                         f"No {self.env_id} env with id {compat_id}; POST /create "
+                                                         "first.")
         return record
 
     def queried(self, query: BaseModel) -> tuple[Dialect, int]:
@@ -167,7 +174,7 @@ class _Compat:
             self.records.pop(stale, None)
         task = getattr(body, d.create_key) if d.create_key else None
         session, (observation, info) = await self.store.create(self.env_id, {}, None, _task(task))
-        compat_id = _new_id(self.records)
+        compat_id = self.new_id(self.records)
         self.records[compat_id] = _Record(session.id, observation, info)
         return compat_id if d.bare_id else {"id": compat_id, "observation": observation, "reward": 0.0, "done": False}
 

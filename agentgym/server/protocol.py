@@ -10,8 +10,8 @@ __all__ = [
     "BatchCreateRequest", "BatchCreateResponse", "BatchCreateResult", "BatchResetItem", "BatchResetRequest",
     "BatchResetResponse", "BatchResetResult", "BatchStepItem", "BatchStepRequest", "BatchStepResponse",
     "BatchStepResult", "Capacity", "CreateSessionRequest", "CreateSessionResponse", "EnvCapacity", "EnvSpecModel",
-    "ErrorBody", "HealthResponse", "ResetOptions", "ResetRequest", "ResetResponse", "StepRequest", "StepResponse",
-    "VerifyRequest", "VerifyResponse", "reset_options",
+    "ErrorBody", "HealthResponse", "ProcessHealth", "ResetOptions", "ResetRequest", "ResetResponse", "StepRequest",
+    "StepResponse", "VerifyRequest", "VerifyResponse", "reset_options",
 ]
 
 # Any JSON value, so that a local and a remote env give one action the same observation.
@@ -180,8 +180,20 @@ class Capacity(BaseModel):
     envs: dict[str, EnvCapacity]
 
 
+class ProcessHealth(BaseModel):
+    index: int = Field(description="The process's place among the server's processes, 0 to N-1.")
+    generation: int | None = Field(description="0 for the first process of this index, one more for each replacement "
+                                               "started after one died (modulo 256); null while none answers.")
+    pid: int | None
+    status: str = Field(examples=["ok", "down"])
+    sessions: int = Field(description="Open sessions this process holds.")
+
+
 class HealthResponse(BaseModel):
-    status: str = Field(examples=["ok"])
+    status: str = Field(examples=["ok", "degraded"], description="degraded: a process of the server does not answer "
+                                                                 "(its sessions are lost; a replacement is starting).")
     sessions: int = Field(description="Open sessions.")
     version: str
     capacity: Capacity
+    processes: list[ProcessHealth] | None = Field(default=None, description=(
+        "With agentgym serve --processes N: each process, and the sessions it holds."))

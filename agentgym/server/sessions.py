@@ -14,24 +14,20 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
 from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
+from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
+
+if TYPE_CHECKING:
+    from agentgym.server.siblings import SharedCapacity
 
 __all__ = ["ApiError", "Session", "SessionStore"]
 
 log = logging.getLogger(__name__)
-
-
-class ApiError(Exception):
-    """An error the server answers with: HTTP status, stable code, message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 @dataclass
@@ -73,27 +69,51 @@ class SessionStore:
         self.on_open: Callable[[Session], None] = lambda session: None
         self.on_close: Callable[[Session, str], None] = lambda session, reason: None
         self.on_refuse: Callable[[str], None] = lambda env_id: None
+        # set by agentgym serve --processes N (siblings.py): ids that name their process, the reason an id of a
+        # dead process is unknown here (410), and capacity counted with the sibling processes
+        self.new_session_id: Callable[[], str] = lambda: secrets.token_urlsafe(12)
+        self.lost: Callable[[str | int], ApiError | None] = lambda session_id: None
+        self.shared: SharedCapacity | None = None
         self._frozen: set[str] = set()  # env ids whose loaded data gc.freeze() took out of collections
 
     def capacity(self) -> dict[str, Any]:
-        """Sessions open and the limits, in all and per env (what /healthz reports)."""
-        free = self.max_sessions - len(self.sessions) - sum(self._pending.values())
+        """Sessions open here and the limits, in all and per env (what /healthz reports); what is free is
+        the server's, counted over the sibling processes where there are some."""
+        if self.shared is None:
+            used_env = {env_id: self.open[env_id] + self._pending[env_id] for env_id in self.env_ids}
+            used = len(self.sessions) + sum(self._pending.values())
+        else:
+            used, used_env = self.shared.used()
+        free = self.max_sessions - used
         envs = {}
         for env_id in self.env_ids:
             limit = self.env_limits.get(env_id, self.max_sessions)
-            used = self.open[env_id] + self._pending[env_id]
-            envs[env_id] = {"sessions": self.open[env_id], "limit": limit, "free": max(0, min(free, limit - used))}
+            envs[env_id] = {"sessions": self.open[env_id], "limit": limit,
+                            "free": max(0, min(free, limit - used_env[env_id]))}
         return {"max_sessions": self.max_sessions, "free": max(0, free), "envs": envs}
+
+    def _full(self, env_id: str) -> str | None:
+        """Which limit a new session of ``env_id`` is over ("server", "env") or None; with sibling processes,
+        a None takes the slot in the shared count."""
+        limit = self.env_limits.get(env_id)
+        if self.shared is not None:
+            return self.shared.reserve(env_id, self.max_sessions, limit)
+        if len(self.sessions) + sum(self._pending.values()) >= self.max_sessions:
+            return "server"
+        if limit is not None and self.open[env_id] + self._pending[env_id] >= limit:
+            return "env"
+        return None
 
     def _check_capacity(self, env_id: str) -> None:
         """A 429 naming the limit that is full, and how to raise it."""
-        if len(self.sessions) + sum(self._pending.values()) >= self.max_sessions:
+        full = self._full(env_id)
+        if full == "server":
             self.on_refuse(env_id)
             raise ApiError(429, "capacity", f"The server holds its limit of {self.max_sessions} sessions; close "
                                             "finished sessions (DELETE /v1/sessions/{id}) or retry later (the "
                                             "operator raises it with agentgym serve --max-sessions N).")
-        limit = self.env_limits.get(env_id)
-        if limit is not None and self.open[env_id] + self._pending[env_id] >= limit:
+        if full == "env":
+            limit = self.env_limits[env_id]
             self.on_refuse(env_id)
             cost = SESSION_COSTS.get(env_id)
             holds = f"; each holds {cost.holds}" if cost else ""
@@ -119,9 +139,11 @@ class SessionStore:
         session = None
         try:
             env = await self._call(None, lambda: env_class(**all_kwargs))
-            session = Session(id=secrets.token_urlsafe(12), env_id=env_id, env=env)
+            session = Session(id=self.new_session_id(), env_id=env_id, env=env)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
         except BaseException:
+            if self.shared is not None:
+                self.shared.release(env_id)
             if session is not None and not session.closed:  # reset failed as the client's fault: free the env
                 await self._close_env(session)
             raise
@@ -172,8 +194,9 @@ class SessionStore:
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None or session.closed:
-            raise ApiError(404, "session_not_found", f"No session {session_id!r}: it was closed, expired after "
-                                                     f"{self.session_ttl_s:g} s idle, or never existed.")
+            raise self.lost(session_id) or ApiError(
+                404, "session_not_found", f"No session {session_id!r}: it was closed, expired after "
+                                          f"{self.session_ttl_s:g} s idle, or never existed.")
         return session
 
     async def close(self, session_id: str, reason: str = "closed by client") -> None:
@@ -187,6 +210,8 @@ class SessionStore:
         session.closed = True
         if self.sessions.pop(session.id, None) is not None:  # a session that failed its first reset was never open
             self.open[session.env_id] -= 1
+            if self.shared is not None:
+                self.shared.release(session.env_id)
             self.on_close(session, reason)
         await self._close_env(session)
 

@@ -1,0 +1,14 @@
+"""``ApiError``: an error the server answers with (HTTP status, stable code, message); every server module
+raises it, so it sits below them all."""
+
+from __future__ import annotations
+
+__all__ = ["ApiError"]
+
+
+class ApiError(Exception):
+    """An error the server answers with: HTTP status, stable code, message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message

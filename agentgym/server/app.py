@@ -48,7 +48,32 @@ def _json(data: Any) -> Response:
 
 
 def _error(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=status, headers=dict(headers or {}))
+    return JSONResponse(_error_dict(ApiError(status, code, message)), status_code=status, headers=dict(headers or {}))
+
+
+def _error_dict(error: ApiError) -> dict[str, str]:
+    """The body of every error answer, on every path: ``{code, message}``."""
+    return {"code": error.code, "message": error.message}
+
+
+def _internal(e: Exception) -> ApiError:
+    """What an unexpected exception is answered with, on every path: the server keeps serving."""
+    return ApiError(500, "internal", f"Internal error ({type(e).__name__}); the server keeps serving.")
+
+
+class _Operations:
+    """Reset and step of one session: the one implementation behind the plain-ASGI hot path and the FastAPI
+    routes declared for the same paths (see ``_add_routes``)."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+
+    async def reset(self, session_id: str, body: p.ResetRequest) -> dict[str, Any]:
+        observation, info = await self.store.reset(session_id, body.seed, p.reset_options(body.options))
+        return {"observation": observation, "info": info}
+
+    async def step(self, session_id: str, body: p.StepRequest) -> dict[str, Any]:
+        return await self.store.step(session_id, body.action, body.step_id)
 
 
 class _Metrics:
@@ -189,9 +214,10 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     policy = _Policy(token=token, max_body_bytes=max_body_bytes, metrics=metrics)
     app.state.store, app.state.policy, app.state.metrics_registry = store, policy, metrics.registry
     app.add_middleware(_Guard, policy=policy)
-    app.hot = _HotPath(store, policy)
+    operations = _Operations(store)
+    app.hot = _HotPath(operations, policy)
     _add_error_handlers(app)
-    _add_routes(app, store, metrics, process)
+    _add_routes(app, store, metrics, process, operations)
     for env_id in store.env_ids:
         app.include_router(agentgym_router(store, env_id, process.new_compat_id if process else None))
     app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes))
@@ -215,7 +241,14 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def internal(request: Request, e: Exception) -> JSONResponse:
-        return _error(500, "internal", f"Internal error ({type(e).__name__}); the server keeps serving.")
+        error = _internal(e)
+        return _error(error.status, error.code, error.message)
+
+
+def _batch(items: list[dict[str, Any]], outcomes: list[Any], answer: Any) -> Response:
+    """A batch route's answer: per item, its key fields and ``answer(outcome)``, or the item's error."""
+    return _json({"results": [{**item, "error": _error_dict(outcome)} if isinstance(outcome, ApiError)
+                              else {**item, **answer(outcome)} for item, outcome in zip(items, outcomes)]})
 
 
 def _validation_message(errors: list[dict[str, Any]]) -> str:
@@ -248,31 +281,31 @@ class _App(FastAPI):
 
 
 class _HotPath:
-    def __init__(self, store: SessionStore, policy: _Policy) -> None:
-        self.store, self.policy = store, policy
+    """``POST /v1/sessions/{id}/step|reset`` in plain ASGI: the policy's checks, the body read under its size
+    limit, the request model's validation, then ``_Operations``: what the FastAPI route of the path would do."""
+
+    def __init__(self, operations: _Operations, policy: _Policy) -> None:
+        self.operations, self.policy = operations, policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, session_id: str, op: str) -> None:
         start, status = time.perf_counter(), 500
         try:
             denied = self.policy.deny(scope)
             if denied is not None:
-                status, body = denied.status, _error_body(denied.code, denied.message)
+                status, body = denied.status, orjson.dumps(_error_dict(denied))
             else:
                 raw = await self._body(receive)
                 if op == "step":
-                    request = _parse(raw, p.StepRequest)
-                    body = orjson.dumps(await self.store.step(session_id, request.action, request.step_id))
+                    result = await self.operations.step(session_id, _parse(raw, p.StepRequest))
                 else:
-                    request = _parse(raw, p.ResetRequest)
-                    options = p.reset_options(request.options)
-                    observation, info = await self.store.reset(session_id, request.seed, options)
-                    body = orjson.dumps({"observation": observation, "info": info})
-                status = 200
+                    result = await self.operations.reset(session_id, _parse(raw, p.ResetRequest))
+                status, body = 200, orjson.dumps(result)
         except ApiError as e:
-            status, body = e.status, _error_body(e.code, e.message)
+            status, body = e.status, orjson.dumps(_error_dict(e))
         except Exception as e:  # as the FastAPI layer answers: the server keeps serving
             log.exception("internal error on %s", scope["path"])
-            status, body = 500, _error_body("internal", f"Internal error ({type(e).__name__}); the server keeps serving.")
+            error = _internal(e)
+            status, body = error.status, orjson.dumps(_error_dict(error))
         headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
@@ -295,10 +328,6 @@ class _HotPath:
         return b"".join(chunks)
 
 
-def _error_dict(error: ApiError) -> dict[str, str]:
-    return {"code": error.code, "message": error.message}
-
-
 def _parse(raw: bytes, model: type[BaseModel]) -> Any:
     try:
         return model.model_validate_json(raw)
@@ -306,11 +335,13 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
         raise ApiError(422, "invalid_payload", _validation_message(e.errors())) from e
 
 
-def _error_body(code: str, message: str) -> bytes:
-    return orjson.dumps({"code": code, "message": message})
-
-
-def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: ProcessSlot | None) -> None:
+def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: ProcessSlot | None,
+                operations: _Operations) -> None:
+    # Routing: every route below is served by FastAPI (behind the _Guard middleware), except
+    # POST /v1/sessions/{id}/reset and /step: _App.__call__ answers those in plain ASGI (_HotPath) before FastAPI
+    # sees them. Their routes stay declared here for the OpenAPI schema and call the same _Operations, so each
+    # operation has one implementation whichever layer serves it. With --processes N, affinity.py routes a
+    # request to the process holding its session before any of this runs.
     @app.get("/healthz", response_model=p.HealthResponse, response_model_exclude_none=True)
     async def healthz() -> dict[str, Any]:
         health = {"status": "ok", "sessions": len(store.sessions), "version": __version__,
@@ -337,13 +368,12 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
         return {"session_id": session.id, "env_id": session.env_id, "observation": observation, "info": info}
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=p.ResetResponse)
-    async def reset(session_id: str, body: p.ResetRequest) -> Response:
-        observation, info = await store.reset(session_id, body.seed, p.reset_options(body.options))
-        return _json({"observation": observation, "info": info})
+    async def reset(session_id: str, body: p.ResetRequest) -> Response:  # served by _HotPath; see above
+        return _json(await operations.reset(session_id, body))
 
     @app.post("/v1/sessions/{session_id}/step", response_model=p.StepResponse)
-    async def step(session_id: str, body: p.StepRequest) -> Response:
-        return _json(await store.step(session_id, body.action, body.step_id))
+    async def step(session_id: str, body: p.StepRequest) -> Response:  # served by _HotPath; see above
+        return _json(await operations.step(session_id, body))
 
     @app.delete("/v1/sessions/{session_id}")
     async def close(session_id: str) -> dict[str, bool]:
@@ -353,40 +383,21 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
     @app.post("/v1/step", response_model=p.BatchStepResponse)
     async def batch_step(body: p.BatchStepRequest) -> Response:
         outcomes = await store.batch_step([(s.session_id, s.action, s.step_id) for s in body.steps])
-        results = []
-        for item, outcome in zip(body.steps, outcomes):
-            if isinstance(outcome, ApiError):
-                results.append({"session_id": item.session_id, "error": _error_dict(outcome)})
-            else:
-                results.append({"session_id": item.session_id, "result": outcome})
-        return _json({"results": results})
+        return _batch([{"session_id": s.session_id} for s in body.steps], outcomes, lambda result: {"result": result})
 
     @app.post("/v1/reset", response_model=p.BatchResetResponse)
     async def batch_reset(body: p.BatchResetRequest) -> Response:
         outcomes = await store.batch_reset([(r.session_id, r.seed, p.reset_options(r.options))
                                             for r in body.resets])
-        results = []
-        for item, outcome in zip(body.resets, outcomes):
-            if isinstance(outcome, ApiError):
-                results.append({"session_id": item.session_id, "error": _error_dict(outcome)})
-            else:
-                results.append({"session_id": item.session_id,
-                                "result": {"observation": outcome[0], "info": outcome[1]}})
-        return _json({"results": results})
+        return _batch([{"session_id": r.session_id} for r in body.resets], outcomes,
+                      lambda result: {"result": {"observation": result[0], "info": result[1]}})
 
     @app.post("/v1/create", response_model=p.BatchCreateResponse)
     async def batch_create(body: p.BatchCreateRequest) -> Response:
         outcomes = await store.create_many([(s.env_id, s.kwargs, s.seed, p.reset_options(s.options))
                                             for s in body.sessions])
-        results = []
-        for item, outcome in zip(body.sessions, outcomes):
-            if isinstance(outcome, ApiError):
-                results.append({"env_id": item.env_id, "error": _error_dict(outcome)})
-            else:
-                session, (observation, info) = outcome
-                results.append({"env_id": session.env_id, "session_id": session.id, "observation": observation,
-                                "info": info})
-        return _json({"results": results})
+        return _batch([{"env_id": s.env_id} for s in body.sessions], outcomes,
+                      lambda result: {"session_id": result[0].id, "observation": result[1][0], "info": result[1][1]})
 
     @app.post("/v1/verify", response_model=p.VerifyResponse)
     async def verify(body: p.VerifyRequest) -> dict[str, Any]:

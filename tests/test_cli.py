@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import requires_smollm2
+from helpers.gates import requires_smollm2
 from typer.testing import CliRunner
 
 from agentgym.cli import app

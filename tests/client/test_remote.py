@@ -12,8 +12,8 @@ import agentgym
 from agentgym.envs import ENVS
 from agentgym.client import AsyncRemoteEnv, RemoteEnv
 from agentgym.errors import ConfigError, RemoteEnvError, ResetNeeded
-from conftest import env_params
-from server_process import serving
+from helpers.gates import env_params
+from helpers.server_process import serving
 
 
 @pytest.fixture(scope="module")

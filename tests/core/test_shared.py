@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import requires_alfworld, requires_code, requires_search, requires_swe, requires_webshop
+from helpers.gates import requires_alfworld, requires_code, requires_search, requires_swe, requires_webshop
 
 import agentgym
 import agentgym.core.shared

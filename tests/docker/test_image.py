@@ -15,8 +15,8 @@ import pytest
 
 import agentgym
 from agentgym.client import RemoteEnv
-from conftest import requires_docker
-from server_process import free_port
+from helpers.gates import requires_docker
+from helpers.server_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = os.environ.get("AGENTGYM_DOCKER_BASE", "agentgym-base:bookworm")

@@ -4,7 +4,7 @@ outcome each env hands its verifier."""
 import typing
 
 import pytest
-from conftest import env_params
+from helpers.gates import env_params
 
 import agentgym
 from agentgym.core.env import AgentEnv

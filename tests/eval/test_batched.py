@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import requires_smollm2
+from helpers.gates import requires_smollm2
 from rich.console import Console
 
 from agentgym.eval.batched import BatchProgress

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import requires_ray
+from helpers.gates import requires_ray
 
 from agentgym.eval.distributed import run_plan_on_ray
 from agentgym.policies import make_policy

@@ -4,7 +4,7 @@ import json
 import shutil
 
 import pytest
-from conftest import requires_browser
+from helpers.gates import requires_browser
 
 from agentgym.errors import ConfigError, DataError
 from agentgym.eval.leaderboard import build_leaderboard, make_submission, write_submission

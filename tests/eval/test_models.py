@@ -5,7 +5,7 @@ import os
 import threading
 
 import pytest
-from conftest import requires_smollm2
+from helpers.gates import requires_smollm2
 
 from agentgym.core.registry import make
 from agentgym.errors import ConfigError, DependencyNotInstalled, PolicyError
@@ -178,7 +178,7 @@ def test_missing_backend_says_how_to_install(monkeypatch, tmp_path, module):
 
 def test_remote_run_matches_the_local_run_for_the_real_model():
     """The issue's bar: `agentgym eval --remote` gives the same per-episode results for the same seeds."""
-    from server_process import serving
+    from helpers.server_process import serving
 
     from agentgym.policies import make_policy
     from agentgym.eval.plan import plan_episodes

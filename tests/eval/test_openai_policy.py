@@ -23,8 +23,8 @@ from typing import Any
 import gymnasium as gym
 import httpx
 import pytest
-from conftest import requires_transformers_serve
-from server_process import free_port
+from helpers.gates import requires_transformers_serve
+from helpers.server_process import free_port
 
 from agentgym.errors import ConfigError, PolicyError
 from agentgym.policies.openai import OpenAIPolicy, make_openai_policy

@@ -10,10 +10,10 @@ import threading
 import time
 
 import pytest
-from conftest import requires_envs, requires_every_env
+from helpers.gates import requires_envs, requires_every_env
 
 from agentgym.envs import ENVS
-from server_process import serving
+from helpers.server_process import serving
 
 import agentgym
 from agentgym.errors import ConfigError, DataError, PolicyError

@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import env_params, import_or_skip, requires_envs
-from server_process import free_port
+from helpers.gates import env_params, import_or_skip, requires_envs
+from helpers.server_process import free_port
 
 import agentgym  # noqa: F401 - registers the env ids
 from agentgym.core.registry import create_env

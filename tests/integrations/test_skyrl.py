@@ -7,9 +7,9 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
-from conftest import env_params, import_or_skip, requires_server
-from server_process import serving
+from helpers import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
+from helpers.gates import env_params, import_or_skip, requires_server
+from helpers.server_process import serving
 
 import agentgym
 from agentgym.errors import ConfigError, RemoteEnvError, ResetNeeded, SandboxError
@@ -23,7 +23,7 @@ LOCAL, REMOTE = "agentgym-test-local", "agentgym-test-remote"
 
 @pytest.fixture(scope="module")
 def url():
-    with serving(SEARCH, MATH, "test/Crashy-v0", preload="crashy_env") as base:
+    with serving(SEARCH, MATH, "test/Crashy-v0", preload="helpers.crashy_env") as base:
         yield base
 
 
@@ -207,7 +207,7 @@ def test_a_server_side_env_failure_is_raised_not_scored(remote):
 
 @requires_server
 def test_an_unreachable_server_is_raised_at_init():
-    from server_process import free_port
+    from helpers.server_process import free_port
 
     env = AgentGymTextEnv({}, {"agentgym": {"env_id": SEARCH, "index": 0}},
                           base_url=f"http://127.0.0.1:{free_port()}")

@@ -8,8 +8,8 @@ import os
 import pickle
 
 import pytest
-from conftest import import_or_skip, requires_code, requires_server, requires_smollm2, requires_train
-from server_process import serving
+from helpers.gates import import_or_skip, requires_code, requires_server, requires_smollm2, requires_train
+from helpers.server_process import serving
 
 from agentgym.integrations.trl import AgentGymToolEnv, dataset, environment_factory, reward
 

@@ -11,9 +11,9 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
-from conftest import env_params, requires_server, requires_smollm2, requires_verl
-from server_process import free_port, serving
+from helpers import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
+from helpers.gates import env_params, requires_server, requires_smollm2, requires_verl
+from helpers.server_process import free_port, serving
 
 import agentgym
 from agentgym.errors import ConfigError, RemoteEnvError, ResetNeeded, SandboxError
@@ -24,7 +24,7 @@ SEARCH, MATH = "agentgym/SearchQA-v0", "agentgym/MathTool-v0"
 
 @pytest.fixture(scope="module")
 def url():
-    with serving(SEARCH, MATH, "test/Crashy-v0", preload="crashy_env") as base:
+    with serving(SEARCH, MATH, "test/Crashy-v0", preload="helpers.crashy_env") as base:
         yield base
 
 

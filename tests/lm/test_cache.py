@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import requires_extra, requires_smollm2
+from helpers.gates import requires_extra, requires_smollm2
 
 
 

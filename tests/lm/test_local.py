@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import requires_smollm2, requires_train
+from helpers.gates import requires_smollm2, requires_train
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.lm.local import smollm2_path

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from conftest import requires_smollm2
-from toy_env import ID, OBSERVATION, register
-from trainer_fixtures import tiny_model
+from helpers.gates import requires_smollm2
+from helpers.toy_env import ID, OBSERVATION, register
+from helpers.trainer_fixtures import tiny_model
 
 import agentgym  # noqa: F401 - registers the ids
 from agentgym.errors import ConfigError, RemoteEnvError, ToolError

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentgym.sandbox import Limits, make_sandbox
-from conftest import requires_docker
+from helpers.gates import requires_docker
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = Limits(timeout_s=3, memory_mb=256, max_processes=32, disk_mb=16, file_size_mb=8, max_output_bytes=10_000)

@@ -12,7 +12,7 @@ import pytest
 from agentgym.sandbox import Limits, make_sandbox
 from agentgym.sandbox.pool import SandboxPool
 from agentgym.sandbox.seccomp import call_filter
-from conftest import requires_docker
+from helpers.gates import requires_docker
 
 LIMITS = Limits(timeout_s=10, memory_mb=256, max_processes=32, disk_mb=16, max_files=2_000)
 

@@ -13,7 +13,7 @@ from agentgym.errors import ConfigError, DependencyNotInstalled, SandboxError
 from agentgym.sandbox import Limits, Result, make_sandbox, run
 from agentgym.sandbox.local import LocalSandbox
 from agentgym.sandbox.pool import SandboxPool
-from conftest import requires_docker
+from helpers.gates import requires_docker
 
 LIMITS = Limits(timeout_s=5, memory_mb=256)
 

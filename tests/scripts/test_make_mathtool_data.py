@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import requires_math_verify
+from helpers.gates import requires_math_verify
 
 from agentgym.envs.code.math_data import BUNDLED_DIR
 from agentgym.verifiers.math import extract_boxed

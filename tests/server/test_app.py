@@ -11,7 +11,7 @@ import agentgym
 from agentgym.envs import ENVS
 from agentgym.errors import ConfigError
 from agentgym.server import create_app
-from crashy_env import CRASHY
+from helpers.crashy_env import CRASHY
 
 SEARCH = "agentgym/SearchQA-v0"
 OPENAPI_FILE = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"

@@ -4,7 +4,7 @@ answers the same as one session at a time; and the loaded data taken out of the 
 import gc
 
 import pytest
-from crashy_env import CRASHY
+from helpers.crashy_env import CRASHY
 from fastapi.testclient import TestClient
 
 from agentgym.server import create_app

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from agentgym.errors import ConfigError, EnvNotFound
 from agentgym.server import create_app
 from agentgym.server.capacity import MEMORY_SHARE, SESSION_COSTS, default_env_limits, host_memory_mb
-from crashy_env import CRASHY
-from server_process import free_port, serving
+from helpers.crashy_env import CRASHY
+from helpers.server_process import free_port, serving
 
 SEARCH = "agentgym/SearchQA-v0"
 SWE = "agentgym/SWEBench-v0"

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import requires_envs
-from server_process import serving
+from helpers.gates import requires_envs
+from helpers.server_process import serving
 
 import agentgym
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from server_process import serving
+from helpers.server_process import serving
 
 SEARCH = "agentgym/SearchQA-v0"
 TIMEOUTS = ("--keep-alive-s", "1", "--request-timeout-s", "1")
@@ -17,7 +17,7 @@ TIMEOUTS = ("--keep-alive-s", "1", "--request-timeout-s", "1")
 
 @pytest.fixture(scope="module")
 def server():
-    with serving(SEARCH, "test/Crashy-v0", *TIMEOUTS, preload="crashy_env", return_process=True) as (url, proc):
+    with serving(SEARCH, "test/Crashy-v0", *TIMEOUTS, preload="helpers.crashy_env", return_process=True) as (url, proc):
         yield url, int(url.rsplit(":", 1)[1])
     output = proc.stdout.read()
     assert "Traceback" not in output and "Exception" not in output, output

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 import agentgym  # noqa: F401 - registers the env ids
-from conftest import env_params, import_or_skip
-from server_process import serving
+from helpers.gates import env_params, import_or_skip
+from helpers.server_process import serving
 
 openenv = import_or_skip("openenv", "dev")
 websockets = import_or_skip("websockets", "dev")  # what OpenEnv's client speaks with; here for raw frames

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import import_or_skip
+from helpers.gates import import_or_skip
 from prometheus_client.parser import text_string_to_metric_families
-from server_process import serving
+from helpers.server_process import serving
 from test_compat_dialects import SearchQAClient
 
 import agentgym

@@ -4,7 +4,7 @@ and a verification over HTTP is held to the verifier budget like one in process.
 import time
 
 import pytest
-from conftest import requires_math_verify
+from helpers.gates import requires_math_verify
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -6,7 +6,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from server_process import serving
+from helpers.server_process import serving
 
 SEARCH = "agentgym/SearchQA-v0"
 

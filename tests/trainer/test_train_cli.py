@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import requires_smollm2, requires_train
+from helpers.gates import requires_smollm2, requires_train
 from typer.testing import CliRunner
 
 from agentgym.cli import app

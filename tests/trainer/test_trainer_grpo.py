@@ -6,10 +6,10 @@ import json
 from typing import ClassVar
 
 import pytest
-from conftest import import_or_skip, requires_smollm2, requires_train
-from server_process import serving
-from toy_env import ID, ToyEnv, register
-from trainer_fixtures import tiny_model
+from helpers.gates import import_or_skip, requires_smollm2, requires_train
+from helpers.server_process import serving
+from helpers.toy_env import ID, ToyEnv, register
+from helpers.trainer_fixtures import tiny_model
 
 from agentgym.errors import RolloutError, ToolError
 from agentgym.lm.rollout import TaskSpec

@@ -13,8 +13,8 @@ import json
 
 import gymnasium as gym
 import pytest
-from conftest import requires_smollm2, requires_train
-from toy_env import ID, register
+from helpers.gates import requires_smollm2, requires_train
+from helpers.toy_env import ID, register
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.lm.rollout import ChatGlue, TaskSpec, play_episodes

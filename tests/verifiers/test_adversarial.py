@@ -5,7 +5,7 @@ import json
 import time
 
 import pytest
-from conftest import requires_extra, requires_math_verify
+from helpers.gates import requires_extra, requires_math_verify
 
 from agentgym.errors import VerifierError
 from agentgym.verifiers import verify_math, verify_qa, verify_webshop

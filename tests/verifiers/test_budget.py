@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import requires_math_verify
+from helpers.gates import requires_math_verify
 
-import verifier_helpers
+from helpers import verifier_helpers
 from agentgym.errors import ConfigError, VerifierError
 from agentgym.eval.stats import summarize
 from agentgym.verifiers import verify_math

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from conftest import requires_math_verify
+from helpers.gates import requires_math_verify
 
 import agentgym.verifiers.math
 from agentgym.errors import DependencyNotInstalled, VerifierError

@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from conftest import requires_alfworld
+from helpers.gates import requires_alfworld
 
 pytestmark = requires_alfworld
 

@@ -4,7 +4,7 @@ import collections
 import gzip
 
 import pytest
-from conftest import requires_alfworld
+from helpers.gates import requires_alfworld
 
 pytestmark = requires_alfworld
 

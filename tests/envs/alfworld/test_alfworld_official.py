@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import requires_alfworld
+from helpers.gates import requires_alfworld
 
 import agentgym
 

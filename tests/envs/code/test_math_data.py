@@ -6,7 +6,7 @@ import re
 import sys
 
 import pytest
-from conftest import requires_reasoning_gym
+from helpers.gates import requires_reasoning_gym
 
 from agentgym.envs.code.math_data import (
     REASONING_GYM_NUMERIC,

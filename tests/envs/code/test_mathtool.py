@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import requires_swe
+from helpers.gates import requires_swe
 
 import agentgym
 from agentgym.core.checker import check_env

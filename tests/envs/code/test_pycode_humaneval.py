@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import IN_CI
+from helpers.gates import IN_CI
 
 import agentgym
 from agentgym.envs.code import grader, pycode_data

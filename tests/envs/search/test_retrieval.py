@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from conftest import requires_dense, requires_pyserini, requires_search
+from helpers.gates import requires_dense, requires_pyserini, requires_search
 
 from agentgym.envs.search.retrieval import Corpus, make_retriever
 from agentgym.envs.search.retrieval.base import cached_index_dir

@@ -5,7 +5,7 @@ import json
 
 import gymnasium as gym
 import pytest
-from conftest import requires_dense, requires_pyserini
+from helpers.gates import requires_dense, requires_pyserini
 
 import agentgym
 from agentgym.envs.search import SearchQAEnv

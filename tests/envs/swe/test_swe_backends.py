@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import requires_docker, requires_swe
-from tiny_instance import write_instance
+from helpers.gates import requires_docker, requires_swe
+from helpers.tiny_instance import write_instance
 
 from agentgym.envs.swe.commands import grade_predictions, validate_instances
 from agentgym.envs.swe.env import SWEBenchEnv

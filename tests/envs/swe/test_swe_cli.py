@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import requires_swe
-from tiny_instance import write_instance
+from helpers.gates import requires_swe
+from helpers.tiny_instance import write_instance
 from typer.testing import CliRunner
 
 from agentgym.cli import app

@@ -9,8 +9,8 @@ import sys
 
 import gymnasium as gym
 import pytest
-from conftest import requires_swe
-from tiny_instance import FIXED_OPS, write_instance
+from helpers.gates import requires_swe
+from helpers.tiny_instance import FIXED_OPS, write_instance
 
 import agentgym
 from agentgym.envs.swe.env import SWEBenchEnv

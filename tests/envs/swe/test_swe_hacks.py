@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import requires_swe
+from helpers.gates import requires_swe
 
 from agentgym.envs.swe.grader import _SHADOWS
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import import_or_skip, requires_docker, requires_swe
-from swebench_image import build_image, write_official_row
+from helpers.gates import import_or_skip, requires_docker, requires_swe
+from helpers.swebench_image import build_image, write_official_row
 
 from agentgym.envs.swe.commands import grade_predictions
 from agentgym.envs.swe.env import SWEBenchEnv

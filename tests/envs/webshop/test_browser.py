@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import requires_browser
+from helpers.gates import requires_browser
 from test_webapp import write_shop_data
 
 import agentgym

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from original_data import write_original_data
+from helpers.original_data import write_original_data
 
 import agentgym
 from agentgym.envs.webshop import WebShopEnv
@@ -206,7 +206,7 @@ def test_a_made_up_purchase_in_an_answer_scores_zero(original_dir, action_format
 
 
 def test_goal_options_are_normalised_like_product_options(tmp_path):
-    from original_data import ATTRIBUTES, PRODUCTS
+    from helpers.original_data import ATTRIBUTES, PRODUCTS
 
     products = [dict(PRODUCTS[2], customization_options={"Color": [{"value": "Red/Black", "image": None}]})]
     (tmp_path / "items_shuffle.json").write_text(json.dumps(products))

@@ -8,7 +8,7 @@ from agentgym.core.tools import Tool
 from agentgym.errors import SandboxError
 from agentgym.verifiers.score import Score
 
-SANDBOX_DOWN = EnvInfo("test/SandboxDown-v0", "sandbox_down_env:SandboxDownEnv", "Its sandbox never starts.")
+SANDBOX_DOWN = EnvInfo("test/SandboxDown-v0", "helpers.sandbox_down_env:SandboxDownEnv", "Its sandbox never starts.")
 
 
 def _python(code: str) -> str:

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tiny_instance import FILES, write_instance
+from helpers.tiny_instance import FILES, write_instance
 
 from agentgym.envs.swe.grader import test_files
 from agentgym.envs.swe.repo import materialize

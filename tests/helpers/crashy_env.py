@@ -13,7 +13,7 @@ from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool
 from agentgym.verifiers.score import Score
 
-CRASHY = EnvInfo("test/Crashy-v0", "crashy_env:CrashyEnv", "Raises on 'crash'.", client_kwargs=("max_turns", "slow_s"))
+CRASHY = EnvInfo("test/Crashy-v0", "helpers.crashy_env:CrashyEnv", "Raises on 'crash'.", client_kwargs=("max_turns", "slow_s"))
 
 
 class CrashyEnv(AgentEnv):

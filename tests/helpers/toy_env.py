@@ -44,4 +44,4 @@ class ToyEnv(gym.Env):
 
 def register() -> None:
     if ID not in gym.registry:
-        gym.register(ID, entry_point="toy_env:ToyEnv")
+        gym.register(ID, entry_point="helpers.toy_env:ToyEnv")

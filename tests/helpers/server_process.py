@@ -25,14 +25,15 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serving(*args: str, token: str | None = None, timeout_s: float = 60.0, return_process: bool = False,
             preload: str | None = None) -> Iterator[Any]:
-    """``agentgym serve *args`` on a free port; ``preload``: a module of tests/server (a test env) to import first."""
+    """``agentgym serve *args`` on a free port; ``preload``: a module to import first (a test env, e.g.
+    ``helpers.crashy_env``), found on tests/."""
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if token:
         env["AGENTGYM_TOKEN"] = token
     command = [sys.executable, "-m", "agentgym.cli"]
     if preload:
-        paths = [str(Path(__file__).parent / "server"), env.get("PYTHONPATH")]
+        paths = [str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         command = [sys.executable, "-c", f"import {preload}; from agentgym.cli import main; main()"]
     # The output goes to a file, never to a pipe nobody drains: a full pipe blocks the server in its next log

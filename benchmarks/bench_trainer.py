@@ -25,6 +25,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -75,10 +76,22 @@ def ours(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
     return timer
 
 
+def _trl_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
+    """TRL's config for both TRL rows: the batch, budget, sampling and loss settings ``ours`` uses."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=str(out), per_device_train_batch_size=args.group_size * args.groups,
+                      gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
+                      max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
+                      use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
+                      max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
+                      gradient_checkpointing=False, **extra)  # as ours: with it TRL generates without a KV cache
+
+
 def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
     import gymnasium as gym
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     import agentgym  # noqa: F401
 
@@ -89,13 +102,7 @@ def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
         observation, _ = env.reset(options={"index": i})
         prompts.append([{"role": "user", "content": observation}])
     env.close()
-    batch = args.group_size * args.groups
-    config = GRPOConfig(output_dir=str(out / "trl"), per_device_train_batch_size=batch,
-                        gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
-                        max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
-                        use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
-                        max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
-                        gradient_checkpointing=False)  # as ours: with it TRL generates without a KV cache
+    config = _trl_config(args, out / "trl")
 
     def zero(completions, **_):  # noqa: ANN001 - the step's cost, not its reward, is measured
         return [0.0] * len(completions)
@@ -111,20 +118,14 @@ def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
 def trl_environment_mode(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
     """TRL's own multi-turn loop (``environment_factory``) on the same env, model, batch and budget."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from agentgym.integrations.trl import dataset, environment_factory, reward
 
     model, tokenizer = _model(path)
     tokenizer.chat_template = qwen2_5_chat_template  # ChatML like SmolLM2's own, plus tool calls
-    batch = args.group_size * args.groups
-    config = GRPOConfig(output_dir=str(out / "trl-env"), per_device_train_batch_size=batch,
-                        gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
-                        max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
-                        use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
-                        max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
-                        gradient_checkpointing=False, max_tool_calling_iterations=2)  # ours: max_turns=3
+    config = _trl_config(args, out / "trl-env", max_tool_calling_iterations=2)  # ours: max_turns=3
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, processing_class=tokenizer,
                           train_dataset=Dataset.from_list(dataset(ENV, split="train", count=64)),
                           environment_factory=environment_factory(ENV))

@@ -24,9 +24,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(*args: str, token: str | None = None, timeout_s: float = 60.0, return_process: bool = False,
-            preload: str | None = None) -> Iterator[Any]:
-    """``agentgym serve *args`` on a free port; ``preload``: a module to import first (a test env, e.g.
-    ``helpers.crashy_env``), found on tests/."""
+            preload: str | None = None, command_name: str = "serve") -> Iterator[Any]:
+    """``agentgym serve *args`` (or ``agentgym <command_name>``: ``mcp``) on a free port; ``preload``: a module to
+    import first (a test env, e.g. ``helpers.crashy_env``), found on tests/."""
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if token:
@@ -40,7 +40,7 @@ def serving(*args: str, token: str | None = None, timeout_s: float = 60.0, retur
     # line. ``proc.stdout`` reads that file (what the server wrote so far, never blocking).
     fd, log_path = tempfile.mkstemp(prefix="agentgym-serve-", suffix=".log")
     with open(fd, "a") as log:
-        proc = subprocess.Popen([*command, "serve", *args, "--port", str(port)],
+        proc = subprocess.Popen([*command, command_name, *args, "--port", str(port)],
                                 env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     proc.stdout = open(log_path)  # noqa: SIM115 - its own offset; the file is removed at the end
     os.unlink(log_path)  # the open reader keeps it readable
@@ -49,14 +49,14 @@ def serving(*args: str, token: str | None = None, timeout_s: float = 60.0, retur
         deadline = time.monotonic() + timeout_s
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"agentgym serve exited {proc.returncode}: {proc.stdout.read()}")
+                raise RuntimeError(f"agentgym {command_name} exited {proc.returncode}: {proc.stdout.read()}")
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("agentgym serve did not come up in time")
+                raise RuntimeError(f"agentgym {command_name} did not come up in time")
             time.sleep(0.1)
         yield (url, proc) if return_process else url
     finally:

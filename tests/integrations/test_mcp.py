@@ -4,16 +4,14 @@ import contextlib
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 from helpers.gates import env_params, import_or_skip, requires_envs
-from helpers.server_process import free_port
+from helpers.server_process import free_port, serving
 
 import agentgym  # noqa: F401 - registers the env ids
 from agentgym.core.registry import create_env
@@ -28,35 +26,9 @@ SEARCH, MATH, SHOP, CRASHY = "agentgym/SearchQA-v0", "agentgym/MathTool-v0", "ag
 MAX_SESSIONS = 3
 
 
-@contextlib.contextmanager
-def mcp_serving(*args: str, timeout_s: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``agentgym mcp *args`` on a free port, with the test env of tests/server importable (as server_process)."""
-    port = free_port()
-    paths = [str(Path(__file__).parents[1] / "server"), os.environ.get("PYTHONPATH")]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    command = [sys.executable, "-c", "import crashy_env; from agentgym.cli import main; main()"]
-    fd, log_path = tempfile.mkstemp(prefix="agentgym-mcp-", suffix=".log")
-    with open(fd, "a") as log:  # a file, never an undrained pipe (see server_process)
-        proc = subprocess.Popen([*command, "mcp", *args, "--port", str(port)], env=env, stdout=log,
-                                stderr=subprocess.STDOUT, text=True)
-    proc.stdout = open(log_path)  # noqa: SIM115 - read at the end; the file is removed now
-    os.unlink(log_path)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"agentgym mcp exited {proc.returncode}: {proc.stdout.read()}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("agentgym mcp did not come up in time")
-            time.sleep(0.1)
-        yield url, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def mcp_serving(*args: str) -> Any:
+    """``agentgym mcp *args`` on a free port, the crashy test env importable; yields (url, process)."""
+    return serving(*args, return_process=True, preload="helpers.crashy_env", command_name="mcp")
 
 
 def assert_clean_log(proc: subprocess.Popen) -> None:

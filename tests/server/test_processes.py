@@ -68,15 +68,25 @@ def owner(session_id: str | int) -> int:
 
 
 def create_on_both(url: str, each: int = 2, headers: dict | None = None) -> list[tuple[str, int]]:
-    """Sessions (id, seed), each made on a new connection, until both processes hold at least ``each``."""
-    made: list[tuple[str, int]] = []
-    for seed in range(60):
-        if min(sum(owner(sid) == i for sid, _ in made) for i in (0, 1)) >= each:
-            return made
-        response = httpx.post(f"{url}/v1/sessions", json={"env_id": SEARCH, "seed": seed}, headers=headers)
-        assert response.status_code == 201, response.text
-        made.append((response.json()["session_id"], seed))
-    raise AssertionError(f"the kernel gave 60 connections to one process: {made}")
+    """Sessions (id, seed), ``each`` on each process: one batch create, which spreads its sessions over the
+    processes in turn (whichever process the kernel gave the connection to; that it gives connections to both
+    is its own test below)."""
+    body = {"sessions": [{"env_id": SEARCH, "seed": seed} for seed in range(2 * each)]}
+    response = httpx.post(f"{url}/v1/create", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    made = [(item["session_id"], seed) for seed, item in enumerate(response.json()["results"])]
+    assert sorted(owner(sid) for sid, _ in made) == [0] * each + [1] * each, made
+    return made
+
+
+def test_the_kernel_gives_new_connections_to_every_process(url):
+    """Each process accepts connections on the one address (SO_REUSEPORT): new connections reach both."""
+    seen = set()
+    for _ in range(200):
+        seen.update(p["index"] for p in health(url, **FORWARDED)["processes"])  # the answering process's own
+        if seen == {0, 1}:
+            return
+    raise AssertionError(f"200 new connections all reached process(es) {sorted(seen)}")
 
 
 def close_all(url: str, sessions: list[tuple[str, int]]) -> None:

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
 from helpers.gates import env_params, import_or_skip, requires_server
+from helpers.oracle import Oracle
 from helpers.server_process import serving
 
 import agentgym
@@ -77,22 +78,6 @@ def generator_episode(env_class: str, prompt: list, extras: dict, actions, *, ma
     metrics = env.get_metrics()
     env.close()
     return initial, chat_history, rewards, outputs, metrics
-
-
-class Oracle:
-    """The model: a separate local env at the same task, stepped in lockstep, plays its oracle's actions
-    (after ``mistakes``); ``observations`` are what the local env answered."""
-
-    def __init__(self, env_id: str, task_id: str, mistakes=()):
-        self.env = agentgym.make(env_id).unwrapped
-        self.prompt, _ = self.env.reset(options={"task_id": task_id})
-        self.mistakes = list(mistakes)
-        self.observations: list[str] = []
-
-    def __call__(self, chat_history) -> str:
-        action = self.mistakes.pop(0) if self.mistakes else self.env.oracle_action()
-        self.observations.append(self.env.step(action)[0])
-        return action
 
 
 def where(request, env_class_fixture: str) -> str:

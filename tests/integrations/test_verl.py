@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import sandbox_down_env  # noqa: F401 - registers test/SandboxDown-v0
 from helpers.gates import env_params, requires_server, requires_smollm2, requires_verl
+from helpers.oracle import Oracle
 from helpers.server_process import free_port, serving
 
 import agentgym
@@ -42,24 +43,6 @@ def row_of(env_id: str, index: int = 1) -> dict:
     sink = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(rows), sink)
     return pq.read_table(pa.BufferReader(sink.getvalue().to_pybytes())).to_pylist()[index]
-
-
-class Oracle:
-    """The model: a separate local env at the same task, stepped in lockstep, plays its oracle's actions
-    (after ``mistakes``); ``observations`` are what the local env answered."""
-
-    def __init__(self, env_id: str, task_id: str, mistakes=()):
-        self.env = agentgym.make(env_id).unwrapped
-        self.prompt, _ = self.env.reset(options={"task_id": task_id})
-        self.mistakes = list(mistakes)
-        self.actions: list[str] = []
-        self.observations: list[str] = []
-
-    def __call__(self) -> str:
-        action = self.mistakes.pop(0) if self.mistakes else self.env.oracle_action()
-        self.actions.append(action)
-        self.observations.append(self.env.step(action)[0])
-        return action
 
 
 async def tool_agent_loop(interaction, row: dict, model, *, max_turns: int = 12):

@@ -134,7 +134,9 @@ def eval_cmd(
                                                  "with one batched generation per turn.")] = 32,
     retry_errors: Annotated[bool, typer.Option(help="Replay episodes that errored in an earlier run of the same "
                                                     "command.")] = True,
-    remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL.")] = None,
+    remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL, or on env "
+                                                       "sessions of a Ray cluster: ray://ADDRESS (HOST:PORT, auto, "
+                                                       "local).")] = None,
     ray: Annotated[Optional[str], typer.Option(help="Run episodes on Ray: a cluster address, or 'local'.")] = None,
     kwarg: KwargOption = None,
     results: Annotated[Optional[Path], typer.Option(
@@ -273,6 +275,17 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                    "each holds the sessions it creates, on its own --workers threads, and requests for them are "
                    "passed on to it from the others. Limits, /healthz and /metrics are the whole server's. A "
                    "process that dies loses only its sessions (410 session_lost) and is replaced.")] = 1,
+          ray: Annotated[Optional[str], typer.Option(
+              metavar="ADDRESS", help="Host the sessions on Ray actors across a Ray cluster (extra `ray`): HOST:PORT "
+                                      "(what `ray start --head` printed), auto, or local (start one here). Env "
+                                      "hosts run on every node with CPUs; a host that dies loses only its sessions "
+                                      "(410 session_lost) and is replaced. Same HTTP API.")] = None,
+          node_env_limit: Annotated[Optional[list[str]], typer.Option(
+              metavar="ENV_ID=N", help="With --ray: open sessions of one env per node at most (repeatable) "
+                                       "[default: SWEBench and WebShopBrowser: half of each node's memory over what "
+                                       "one session may fill; others: none].")] = None,
+          ray_hosts_per_node: Annotated[Optional[int], typer.Option(
+              help="With --ray: env host actors per node [default: the node's CPUs].")] = None,
           kwarg: KwargOption = None) -> None:
     """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes).
 
@@ -288,6 +301,11 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     from agentgym.server.threads import DEFAULT_THREADS
 
     check_processes(processes)
+    if ray is None and (node_env_limit or ray_hosts_per_node is not None):
+        raise ConfigError("--node-env-limit and --ray-hosts-per-node set up a Ray pool: pass --ray ADDRESS too.")
+    if ray is not None and processes > 1:
+        raise ConfigError("--ray and --processes N > 1 do not go together: with --ray the env work runs on the "
+                          "cluster's host actors; run one server process (or several servers, one per port).")
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
@@ -299,11 +317,19 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
         env_info(env_id)  # an unknown id fails before the port is taken
     server_kwargs = _server_kwargs(ids, _parse_kwargs(kwarg or []))
     limits = _parse_env_limits(env_limit or [])
+    node_limits = _parse_env_limits(node_env_limit or [], flag="--node-env-limit")
     sock = _bind(host, port)  # before announcing: a busy port is a one-line error, not a line after "serving"
+    pool = None
     try:
+        if ray is not None:
+            from agentgym.cluster.pool import RayEnvPool
+
+            pool = RayEnvPool(ray, hosts_per_node=ray_hosts_per_node, node_env_limits=node_limits, env_ids=ids)
+
         def make_app(process: Any = None) -> Any:
             return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
-                              env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process)
+                              env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process,
+                              env_pool=pool)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
@@ -313,7 +339,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
         bound = sock.getsockname()[1]
         console.print(f"agentgym serving {', '.join(ids)} on http://{host}:{bound} "
                       f"(docs: /docs, AgentGym-compatible routes: /<env id>/...; {engine()}"
-                      f"{f'; {processes} processes' if processes > 1 else ''})", highlight=False, soft_wrap=True)
+                      f"{f'; {processes} processes' if processes > 1 else ''}{_pool_summary(pool)})",
+                      highlight=False, soft_wrap=True)
         if processes > 1:
             _serve_processes(sock, processes, ids, make_app, make_config, keep_alive_s)
             return
@@ -322,6 +349,16 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
             server.run(sockets=[sock])
     finally:
         sock.close()
+        if pool is not None:  # the app shuts it down when it ran; not when startup failed before that
+            pool.shutdown()
+
+
+def _pool_summary(pool: Any) -> str:
+    if pool is None:
+        return ""
+    nodes = pool.describe()["nodes"]
+    hosts = sum(len(n["hosts"]) for n in nodes)
+    return f"; sessions on Ray at {pool.address}: {len(nodes)} nodes, {hosts} env hosts"
 
 
 def _serve_processes(sock: socket.socket, processes: int, ids: list[str], make_app: Callable[[Any], Any],
@@ -347,14 +384,14 @@ def _serve_processes(sock: socket.socket, processes: int, ids: list[str], make_a
         held.close()
 
 
-def _parse_env_limits(pairs: list[str]) -> dict[str, int]:
-    """``ENV_ID=N`` pairs of ``--env-limit``."""
+def _parse_env_limits(pairs: list[str], flag: str = "--env-limit") -> dict[str, int]:
+    """``ENV_ID=N`` pairs of ``--env-limit`` (or ``flag``)."""
     limits: dict[str, int] = {}
     for pair in pairs:
         env_id, sep, value = pair.partition("=")
         if not sep or not value.strip().isdigit():
-            raise ConfigError(f"--env-limit takes ENV_ID=N with N a whole number, got {pair!r} "
-                              "(e.g. --env-limit agentgym/SWEBench-v0=16).")
+            raise ConfigError(f"{flag} takes ENV_ID=N with N a whole number, got {pair!r} "
+                              f"(e.g. {flag} agentgym/SWEBench-v0=16).")
         limits[env_id.strip()] = int(value)
     return limits
 

@@ -13,6 +13,8 @@
         VerifierError
         RemoteEnvError       carries the HTTP status_code
         PolicyError
+        SessionLost          the process hosting an env session died (a Ray actor): reset starts a new one
+      CapacityReached        no host has room for another session of an env; says which limit and how to raise it
 
 Agent mistakes (malformed tool calls, unknown tools, bad arguments) are never
 exceptions: they come back as the observation and in ``info["action_error"]``.
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "AgentGymError",
+    "CapacityReached",
     "ConfigError",
     "DataError",
     "DependencyNotInstalled",
@@ -35,6 +38,7 @@ __all__ = [
     "ResetNeeded",
     "RolloutError",
     "SandboxError",
+    "SessionLost",
     "ToolError",
     "VerifierError",
 ]
@@ -114,6 +118,15 @@ class RemoteEnvError(RolloutError):
 
 class PolicyError(RolloutError):
     """The policy (model, endpoint) failed to produce an action."""
+
+
+class SessionLost(RolloutError):
+    """The process hosting an env session died (a Ray actor, its node): the episode is lost; ``reset`` starts a
+    new session elsewhere."""
+
+
+class CapacityReached(AgentGymError):
+    """No host has room for another session of an env; the message names the limit and how to raise it."""
 
 
 class EnvCheckFailed(AgentGymError, AssertionError):

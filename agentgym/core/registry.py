@@ -60,8 +60,9 @@ def client_kwargs(*own: str) -> tuple[str, ...]:
 def register_envs(infos: Iterable[EnvInfo]) -> None:
     """Register each env with Gymnasium (idempotent). Importing an env module is deferred to ``make``.
 
-    Gymnasium's entry point is ``create_env``, which builds the env in process, or a
-    ``RemoteEnv`` when ``remote=URL`` is passed to ``gym.make``.
+    Gymnasium's entry point is ``create_env``, which builds the env in process, a
+    ``RemoteEnv`` when ``remote=URL`` is passed to ``gym.make``, or a ``RayEnv`` for
+    ``remote="ray://ADDRESS"``.
     """
     for info in infos:
         _REGISTERED[info.id] = info
@@ -71,7 +72,13 @@ def register_envs(infos: Iterable[EnvInfo]) -> None:
 
 
 def create_env(*, env_id: str, remote: str | None = None, token: str | None = None, **kwargs: Any) -> gym.Env:
-    """Gymnasium's entry point for every agentgym id: the env (its kwargs checked), or a ``RemoteEnv`` on ``remote``."""
+    """Gymnasium's entry point for every agentgym id: the env (its kwargs checked), a ``RemoteEnv`` on the
+    ``agentgym serve`` at ``remote``, or a ``RayEnv`` for ``remote="ray://ADDRESS"`` (a session on a Ray actor)."""
+    if remote is not None and remote.startswith("ray://"):
+        from agentgym.cluster.env import RayEnv
+        from agentgym.cluster.pool import env_pool, pool_address
+
+        return RayEnv(env_pool(pool_address(remote)), env_id, kwargs)  # the host checks the kwargs, as make does
     if remote is not None:
         from agentgym.client.remote import RemoteEnv
 

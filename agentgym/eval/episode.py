@@ -160,8 +160,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
     that need the env object: oracle, random).
     """
     from agentgym.client.remote import RemoteEnv
+    from agentgym.cluster.env import RayEnv
 
-    if not isinstance(env.unwrapped, (AgentEnv, RemoteEnv)):
+    if not isinstance(env.unwrapped, (AgentEnv, RemoteEnv, RayEnv)):
         raise ConfigError(f"run_episode needs an agentgym env, got {type(env.unwrapped).__name__}.")
     env_id = env_id or (env.spec.id if env.spec else type(env.unwrapped).__name__)
     start = time.perf_counter()

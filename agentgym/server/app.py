@@ -33,6 +33,7 @@ from agentgym.server.threads import DEFAULT_THREADS
 from agentgym.verifiers import get_verifier
 
 if TYPE_CHECKING:
+    from agentgym.cluster.pool import RayEnvPool
     from agentgym.server.siblings import ProcessSlot
 
 __all__ = ["create_app"]
@@ -166,7 +167,8 @@ class _Guard:
 def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, session_ttl_s: float = 600.0,
                token: str | None = None, max_body_bytes: int = 1 << 20, reap_every_s: float | None = None,
                env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-               env_limits: Mapping[str, int] | None = None, process: ProcessSlot | None = None) -> FastAPI:
+               env_limits: Mapping[str, int] | None = None, process: ProcessSlot | None = None,
+               env_pool: RayEnvPool | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -175,11 +177,15 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     (``capacity.SESSION_COSTS``) have a default limit derived from the host's memory.
     ``process``: this app is one of several processes of a server (``agentgym serve
     --processes N``): its ids name it, and the limits hold for all the processes together.
+    ``env_pool``: sessions are made on this Ray pool's host actors (``agentgym serve --ray``), under its per-node
+    limits (``env_limits`` then has no defaults: only the operator's own, for the whole server); the app shuts
+    the pool down with itself.
     """
     served = sorted(env_ids or registered_env_ids())
     store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
                          server_kwargs=server_kwargs, env_threads=env_threads,
-                         env_limits=merged_env_limits(served, env_limits))
+                         env_limits=merged_env_limits(served, env_limits, defaults=env_pool is None),
+                         env_pool=env_pool)
     if process is not None:
         from agentgym.server.siblings import SharedCapacity  # flock and mmap: one machine's processes
 
@@ -207,6 +213,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
         finally:
             reaper.cancel()
             await store.close_all()
+            if env_pool is not None:
+                await asyncio.to_thread(env_pool.shutdown)
 
     app = _App(title="agentgym", version=__version__, lifespan=lifespan,
                   description="Sessions of agentgym environments over HTTP. Errors are {code, message}.",
@@ -349,6 +357,10 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
         if process is not None:
             health["processes"] = [{"index": process.index, "generation": process.generation, "pid": os.getpid(),
                                     "status": "ok", "sessions": len(store.sessions)}]
+        if store.pool is not None:
+            health["ray"] = store.pool.describe()
+            if health["ray"]["degraded"]:
+                health["status"] = "degraded"  # a host died; its replacement starts when the pool next looks
         return health
 
     @app.get("/metrics", response_class=PlainTextResponse)

@@ -13,65 +13,19 @@ worker threads (``--workers``), whatever the number of sessions.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 
+from agentgym.core.costs import MEMORY_SHARE, SESSION_COSTS, SessionCost, default_env_limits, host_memory_mb
 from agentgym.core.registry import env_info
 from agentgym.errors import ConfigError
 
 __all__ = ["MEMORY_SHARE", "SESSION_COSTS", "SessionCost", "default_env_limits", "env_limits", "host_memory_mb"]
 
 
-@dataclass(frozen=True)
-class SessionCost:
-    """What one open session holds at its worst, besides its Python objects."""
-
-    memory_mb: int  # resident memory of its processes plus the tmpfs it may fill
-    processes: int
-    holds: str  # the message's words for it
-
-
-# Measured on agentgym serve (process-tree RSS per session over 3-4 sessions, reset once).
-# PyCode and MathTool are not here: their sessions borrow one process-wide pool of
-# sandboxes (CPU count of them) per call and hold none of their own (measured: 0 MB, 0 processes).
-SESSION_COSTS: dict[str, SessionCost] = {
-    "agentgym/SWEBench-v0": SessionCost(
-        memory_mb=1_050, processes=3, holds="a sandbox: 3 processes (~19 MB) and two 512 MB tmpfs"),
-    "agentgym/WebShopBrowser-v0": SessionCost(
-        memory_mb=320, processes=2, holds="a Chromium context and page (~320 MB, 2 processes)"),
-}
-
-MEMORY_SHARE = 0.5  # of host memory, for the sessions of costly envs; the rest: the server, the OS, the clients
-
-
-def host_memory_mb() -> int:
-    """Physical memory, or the cgroup's memory limit where that is smaller."""
-    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(limit_file).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            physical = min(physical, int(text))
-        break
-    return physical >> 20
-
-
-def default_env_limits(env_ids: Iterable[str], *, memory_mb: int | None = None) -> dict[str, int]:
-    """The per-env session limits of the costly envs among ``env_ids``, from ``memory_mb`` (default: the host's)."""
-    costly = sorted(e for e in set(env_ids) if e in SESSION_COSTS)
-    if not costly:
-        return {}
-    budget_mb = MEMORY_SHARE * (host_memory_mb() if memory_mb is None else memory_mb) / len(costly)
-    return {e: max(1, int(budget_mb // SESSION_COSTS[e].memory_mb)) for e in costly}
-
-
-def env_limits(served: list[str], overrides: Mapping[str, int] | None) -> dict[str, int]:
-    """The defaults for ``served`` with the operator's ``overrides`` applied (checked: served ids, ints >= 1)."""
-    limits = default_env_limits(served)
+def env_limits(served: list[str], overrides: Mapping[str, int] | None, *, defaults: bool = True) -> dict[str, int]:
+    """The defaults for ``served`` (unless ``defaults`` is false) with the operator's ``overrides`` applied
+    (checked: served ids, ints >= 1)."""
+    limits = default_env_limits(served) if defaults else {}
     for env_id, limit in (overrides or {}).items():
         if env_id not in served:
             env_info(env_id)  # an unregistered id: EnvNotFound with a did-you-mean

@@ -197,3 +197,6 @@ class HealthResponse(BaseModel):
     capacity: Capacity
     processes: list[ProcessHealth] | None = Field(default=None, description=(
         "With agentgym serve --processes N: each process, and the sessions it holds."))
+    ray: dict[str, Any] | None = Field(default=None, description=(
+        "With agentgym serve --ray: the Ray pool's nodes, their env hosts (pid, sessions; why a lost one died) and "
+        "their per-node session limits. status is degraded while a host of a live node is lost."))

@@ -11,18 +11,19 @@ import gc
 import logging
 import secrets
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
-from agentgym.errors import AgentGymError, ConfigError, EnvNotFound, ResetNeeded
+from agentgym.errors import AgentGymError, CapacityReached, ConfigError, EnvNotFound, ResetNeeded, SessionLost
 from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
 
 if TYPE_CHECKING:
+    from agentgym.cluster.pool import RayEnvPool
     from agentgym.server.siblings import SharedCapacity
 
 __all__ = ["ApiError", "Session", "SessionStore"]
@@ -47,7 +48,8 @@ class SessionStore:
 
     def __init__(self, *, allowed_env_ids: list[str] | None = None, max_sessions: int = 1024,
                  session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-                 env_threads: int = DEFAULT_THREADS, env_limits: Mapping[str, int] | None = None) -> None:
+                 env_threads: int = DEFAULT_THREADS, env_limits: Mapping[str, int] | None = None,
+                 env_pool: RayEnvPool | None = None) -> None:
         if max_sessions < 1:
             raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}.")
         if session_ttl_s <= 0:
@@ -75,6 +77,9 @@ class SessionStore:
         self.lost: Callable[[str | int], ApiError | None] = lambda session_id: None
         self.shared: SharedCapacity | None = None
         self._frozen: set[str] = set()  # env ids whose loaded data gc.freeze() took out of collections
+        # agentgym serve --ray: envs are sessions on the pool's Ray actors (RayEnv), placed under per-node limits
+        self.pool = env_pool
+        self._lost: OrderedDict[str, ApiError] = OrderedDict()  # id -> its 410, for the ids of sessions lost lately
 
     def capacity(self) -> dict[str, Any]:
         """Sessions open here and the limits, in all and per env (what /healthz reports); what is free is
@@ -138,7 +143,7 @@ class SessionStore:
         self._pending[env_id] += 1
         session = None
         try:
-            env = await self._call(None, lambda: env_class(**all_kwargs))
+            env = await self._call(None, lambda: self._make_env(env_id, env_class, all_kwargs))
             session = Session(id=self.new_session_id(), env_id=env_id, env=env)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
         except BaseException:
@@ -167,12 +172,19 @@ class SessionStore:
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
+    def _make_env(self, env_id: str, env_class: type, kwargs: dict[str, Any]) -> Any:
+        if self.pool is None:
+            return env_class(**kwargs)
+        from agentgym.cluster.env import RayEnv
+
+        return RayEnv(self.pool, env_id, kwargs)
+
     def _freeze_loaded_data(self, env_id: str) -> None:
         """After an env's first session, move what is alive (the corpus, the index, the parsed tasks: millions
         of objects that live as long as the server) out of the garbage collector's reach. Without it every
         gen-2 collection walks them all: 80-170 ms pauses that set the p99. Once per env, whatever a client
         sends: no request can make the server collect and freeze again."""
-        if env_id in self._frozen:
+        if env_id in self._frozen or self.pool is not None:  # with a pool, the data lives on the hosts
             return
         self._frozen.add(env_id)
         gc.collect()  # what is garbage now is freed, not frozen
@@ -194,7 +206,7 @@ class SessionStore:
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None or session.closed:
-            raise self.lost(session_id) or ApiError(
+            raise self.lost(session_id) or self._lost.get(session_id) or ApiError(
                 404, "session_not_found", f"No session {session_id!r}: it was closed, expired after "
                                           f"{self.session_ttl_s:g} s idle, or never existed.")
         return session
@@ -203,6 +215,14 @@ class SessionStore:
         session = self.get(session_id)
         async with session.lock:
             await self._close(session, reason)
+
+    def _remember_lost(self, session: Session, error: ApiError) -> None:
+        """A session lost with its Ray host answers its 410 from now on (not 404), so a client knows to start a
+        new one; the last ``_LOST_KEPT`` such ids are kept."""
+        if error.status == 410:
+            self._lost[session.id] = error
+            while len(self._lost) > _LOST_KEPT:
+                self._lost.popitem(last=False)
 
     async def _close(self, session: Session, reason: str) -> None:
         if session.closed:
@@ -246,7 +266,8 @@ class SessionStore:
             return await self.threads.run(fn)
         except Exception as e:
             error = _api_error(e, session)
-            if error.status == 500 and session is not None:
+            if error.status in _ENDS_SESSION and session is not None:
+                self._remember_lost(session, error)
                 await self._close(session, error.message)
             raise error from e
 
@@ -304,20 +325,23 @@ class SessionStore:
             for session in locked:
                 session.last_used = now
 
-            def run_all() -> None:
-                for i, session in sessions.items():
-                    if session.closed:
-                        results[i] = _api_error(ResetNeeded("session closed"), session)
-                        continue
-                    try:
-                        results[i] = run(i, session)
-                    except Exception as e:  # noqa: BLE001 - each item fails alone
-                        results[i] = _api_error(e, session)
+            def run_one(i: int, session: Session) -> None:
+                if session.closed:
+                    results[i] = _api_error(ResetNeeded("session closed"), session)
+                    return
+                try:
+                    results[i] = run(i, session)
+                except Exception as e:  # noqa: BLE001 - each item fails alone
+                    results[i] = _api_error(e, session)
 
-            await self.threads.run(run_all)
+            if self.pool is None:  # env code in process: one worker-thread call for the whole batch
+                await self.threads.run(lambda: [run_one(i, s) for i, s in sessions.items()])
+            else:  # each item waits on its Ray host: they wait at once, on every worker thread
+                await asyncio.gather(*(self.threads.run(lambda i=i, s=s: run_one(i, s)) for i, s in sessions.items()))
             for i, session in sessions.items():
                 error = results[i]
-                if isinstance(error, ApiError) and error.status == 500:
+                if isinstance(error, ApiError) and error.status in _ENDS_SESSION:
+                    self._remember_lost(session, error)
                     await self._close(session, error.message)
         finally:
             for session in locked:
@@ -340,10 +364,19 @@ def _step(session: Session, action: Any, step_id: int | None) -> dict[str, Any]:
     return response
 
 
+_LOST_KEPT = 100_000
+_ENDS_SESSION = (500, 410)  # the env failed, or was lost with its Ray host: the session is closed
+
+
 def _api_error(e: Exception, session: Session | None) -> ApiError:
-    """Map an exception from env code to the answer: the client's fault (4xx) or the env's (500)."""
+    """Map an exception from env code to the answer: the client's fault (4xx), the env's (500), or a session lost
+    with the Ray host holding it (410)."""
     if isinstance(e, ApiError):
         return e
+    if isinstance(e, SessionLost):
+        return ApiError(410, "session_lost", str(e))
+    if isinstance(e, CapacityReached):
+        return ApiError(429, "capacity", str(e))
     if isinstance(e, ResetNeeded):
         return ApiError(409, "reset_needed", f"{e} Reset the session (POST /v1/sessions/{{id}}/reset).")
     if isinstance(e, ConfigError):

@@ -42,7 +42,8 @@ class TrainConfig:
     env: list[str] = field(default_factory=lambda: ["agentgym/SearchQA-v0"],
                            metadata=_doc("Env ids to train on (their tasks are mixed).", metavar="ENV_ID"))
     remote: str | None = field(default=None, metadata=_doc(
-        "Base URL of `agentgym serve`: play the envs over HTTP instead of in process."))
+        "Where the envs run instead of in process: the base URL of an `agentgym serve` (over HTTP), or "
+        "ray://ADDRESS for sessions on Ray actors across a Ray cluster (HOST:PORT, auto, or local)."))
     env_kwargs: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "Keyword arguments of every env (e.g. action_format=hermes).", flags=("--kwarg", "-k")))
     split: str = field(default="train", metadata=_doc("Task split to train on."))

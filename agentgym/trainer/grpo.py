@@ -46,15 +46,12 @@ def _env_kwargs(config: TrainConfig) -> dict[str, Any]:
 
 
 def _make_env(config: TrainConfig, env_id: str) -> Any:
-    if config.remote:
-        from agentgym.client import RemoteEnv
-
-        return RemoteEnv(env_id, config.remote, env_kwargs=_env_kwargs(config))
+    """The env in process, on an ``agentgym serve`` (``remote`` a URL), or on a Ray pool (``ray://ADDRESS``)."""
     import gymnasium as gym
 
     import agentgym  # noqa: F401 - registers the ids
 
-    return gym.make(env_id, **_env_kwargs(config))
+    return gym.make(env_id, **_env_kwargs(config), **({"remote": config.remote} if config.remote else {}))
 
 
 def task_specs(config: TrainConfig) -> list[TaskSpec]:

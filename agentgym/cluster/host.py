@@ -1,0 +1,104 @@
+"""``EnvHost``: the body of one Ray actor, holding many env sessions on its node.
+
+A host is a threaded actor: each session's calls come one at a time (its ``RayEnv``,
+or the server's session lock, serialises them), sessions of one host run at once on
+the actor's threads. An exception from env code is returned, not raised through Ray,
+so that the caller re-raises it as the type the env raised (``ResetNeeded``,
+``ConfigError``, ...): what a local env would have raised.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import pickle
+import threading
+from typing import Any
+
+from agentgym.errors import AgentGymError, ConfigError, ResetNeeded
+
+__all__ = ["EnvHost", "Outcome"]
+
+Outcome = tuple[bool, Any]  # (True, value) or (False, the exception to raise in the caller)
+
+
+class EnvHost:
+    """Env sessions by key, each made from its env's entry point (so an id the driver registered is made here
+    too, as long as its module is importable on the node)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.envs: dict[int, Any] = {}
+        self._keys = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        import ray
+
+        return {"index": self.index, "pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(),
+                "sessions": len(self.envs)}
+
+    def make(self, env_id: str, entry_point: str, kwargs: dict[str, Any]) -> Outcome:
+        def make() -> int:
+            import agentgym  # noqa: F401 - registers the bundled ids, as in the driver
+            from agentgym.core.registry import check_kwargs
+
+            module, _, name = entry_point.partition(":")
+            env_class = getattr(importlib.import_module(module), name)
+            check_kwargs(env_class, kwargs, owner=env_id)
+            env = env_class(**kwargs)
+            with self._lock:
+                key = next(self._keys)
+                self.envs[key] = env
+            return key
+
+        return _outcome(make)
+
+    def reset(self, key: int, seed: int | None, options: dict[str, Any] | None) -> Outcome:
+        return _outcome(lambda: self._env(key).reset(seed=seed, options=options))
+
+    def step(self, key: int, action: Any) -> Outcome:
+        return _outcome(lambda: self._env(key).step(action))
+
+    def close(self, key: int) -> Outcome:
+        with self._lock:
+            env = self.envs.pop(key, None)
+        return _outcome(lambda: env.close() if env is not None else None)
+
+    def close_all(self) -> int:
+        with self._lock:
+            envs, self.envs = list(self.envs.values()), {}
+        for env in envs:
+            _outcome(env.close)
+        return len(envs)
+
+    def _env(self, key: int) -> Any:
+        env = self.envs.get(key)
+        if env is None:
+            raise ResetNeeded(f"This host (pid {os.getpid()}) holds no session {key}: it was closed.")
+        return env
+
+
+def _outcome(fn: Any) -> Outcome:
+    try:
+        return True, fn()
+    except Exception as e:  # noqa: BLE001 - raised again in the caller, as its own type where it can be
+        return False, _portable(e)
+
+
+def _portable(e: Exception) -> Exception:
+    """``e`` if it crosses a pickle unchanged (type and message), else an exception of the nearest agentgym type
+    with its message, so the caller answers it as it would answer ``e`` (409 for ResetNeeded, 422 for
+    ConfigError, 500 for the rest)."""
+    try:
+        copy = pickle.loads(pickle.dumps(e))
+        if type(copy) is type(e) and str(copy) == str(e):
+            return e
+    except Exception:  # noqa: BLE001 - an exception that does not pickle is rebuilt below
+        pass
+    message = f"{type(e).__name__}: {e}"
+    for kind in (ResetNeeded, ConfigError):
+        if isinstance(e, kind):
+            return kind(str(e))
+    return AgentGymError(message) if isinstance(e, AgentGymError) else RuntimeError(message)

@@ -1,0 +1,255 @@
+"""Env sessions on a real two-node Ray cluster (``ray start --head`` plus a second node, started here): spread over
+both nodes, per-node limits, one node's hosts killed mid-run losing only their sessions; the same through
+``agentgym serve --ray`` for a RemoteEnv client (the conformance checks), ``agentgym eval --remote ray://`` and a
+training step."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import httpx
+import pytest
+from helpers.conformance import conformance
+from helpers.gates import requires_ray, requires_server, requires_smollm2, requires_train
+from helpers.ray_cluster import RAY_ENV, two_node_cluster
+from helpers.server_process import serving
+
+import agentgym
+from agentgym.client import RemoteEnv
+from agentgym.errors import CapacityReached, ConfigError, RemoteEnvError, ResetNeeded, SessionLost
+
+pytestmark = [requires_ray, pytest.mark.slow]
+
+SEARCH = "agentgym/SearchQA-v0"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    saved = {k: os.environ.get(k) for k in RAY_ENV}
+    os.environ.update(RAY_ENV)  # this process's drivers, and the servers it starts, join without a token
+    try:
+        with two_node_cluster(cpus_per_node=1) as started:
+            yield started
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def pool(cluster):
+    from agentgym.cluster import RayEnvPool
+
+    pool = RayEnvPool(cluster.address, hosts_per_node=1, node_env_limits={SEARCH: 2})
+    yield pool
+    pool.shutdown()
+
+
+def _node_names(cluster, envs):
+    by_id = {node_id: name for name, node_id in cluster.nodes.items()}
+    return [by_id[env.host["node_id"]] for env in envs]
+
+
+def _play_to_the_end(env, seed):
+    """The oracle's episode on ``env`` (reset already done at ``seed``), from a local twin stepped in lockstep."""
+    twin = agentgym.make(SEARCH).unwrapped
+    twin.reset(seed=seed)
+    while True:
+        action = twin.oracle_action()
+        twin.step(action)
+        step = env.step(action)
+        if step[2] or step[3]:
+            return step
+
+
+def test_sessions_spread_over_both_nodes_and_play_as_in_process(cluster, pool):
+    from agentgym.cluster import RayEnv
+
+    envs = [RayEnv(pool, SEARCH) for _ in range(4)]
+    try:
+        assert sorted(_node_names(cluster, envs)) == ["head", "head", "second", "second"]
+        local = gym.make(SEARCH)
+        for seed, env in enumerate(envs):
+            assert env.reset(seed=seed) == local.reset(seed=seed)
+            step = _play_to_the_end(env, seed)
+            assert step[1] == 1.0 and step[4]["verification"]["correct"]
+        with pytest.raises(ResetNeeded):  # the env's own exception, raised here as in process
+            envs[0].step("<answer>again</answer>")
+        described = pool.describe()
+        assert not described["degraded"]
+        assert {n["node_id"]: n["sessions"] for n in described["nodes"]} == {i: 2 for i in cluster.nodes.values()}
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_per_node_limits_hold_and_a_closed_session_frees_its_slot(cluster, pool):
+    from agentgym.cluster import RayEnv
+
+    envs = [RayEnv(pool, SEARCH) for _ in range(4)]  # the limit is 2 per node
+    try:
+        with pytest.raises(CapacityReached, match=r"limit of 2 agentgym/SearchQA-v0 sessions \(2 nodes.*"
+                                                  r"--node-env-limit"):
+            RayEnv(pool, SEARCH)
+        on_second = next(e for e in envs if _node_names(cluster, [e]) == ["second"])
+        on_second.close()
+        again = RayEnv(pool, SEARCH)
+        envs.append(again)
+        assert _node_names(cluster, [again]) == ["second"]
+        math = RayEnv(pool, "agentgym/MathTool-v0")  # another env has no limit of its own
+        envs.append(math)
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_bad_kwargs_and_addresses_are_the_errors_make_gives(cluster, pool):
+    from agentgym.cluster import RayEnv, RayEnvPool
+
+    with pytest.raises(ConfigError, match="topk"):
+        RayEnv(pool, SEARCH, {"topk": "3"})
+    assert pool.describe()["nodes"][0]["sessions"] == 0  # the failed make freed its slot
+    with pytest.raises(ConfigError, match="ray://HOST:PORT"):
+        gym.make(SEARCH, remote="ray://")
+    with pytest.raises(ConfigError, match="integer >= 1"):
+        RayEnvPool(cluster.address, node_env_limits={SEARCH: 0})
+
+
+def _kill_hosts_on(pool, node_id):
+    """SIGKILL every env host of the pool on one node: what a crash or the OOM killer does."""
+    [node] = [n for n in pool.describe()["nodes"] if n["node_id"] == node_id]
+    pids = [h["pid"] for h in node["hosts"] if "lost" not in h]
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def test_killing_one_nodes_hosts_mid_run_loses_only_their_sessions(cluster, pool):
+    from agentgym.cluster import RayEnv
+
+    envs = [RayEnv(pool, SEARCH) for _ in range(4)]
+    try:
+        names = _node_names(cluster, envs)
+        for seed, env in enumerate(envs):  # every episode under way
+            env.reset(seed=seed)
+            env.step("<search>capital</search>")
+        pids = _kill_hosts_on(pool, cluster.nodes["second"])
+        for seed, (env, name) in enumerate(zip(envs, names)):
+            if name == "head":  # the others go on to the end
+                step = _play_to_the_end(env, seed)
+                assert step[1] == 1.0
+                continue
+            with pytest.raises(SessionLost) as lost:
+                env.step("<answer>x</answer>")
+            message = str(lost.value)
+            assert f"pid {pids[0]}" in message and cluster.nodes["second"][:12] in message
+            assert "the session is lost, the others go on. Reset" in message
+        assert pool.describe()["degraded"]
+        # a lost session's env resets into a new session; the pool replaces the dead host on its live node
+        lost_env = envs[names.index("second")]
+        lost_env.reset(seed=1)
+        assert _play_to_the_end(lost_env, 1)[1] == 1.0
+        pool.refresh()
+        [second] = [n for n in pool.describe()["nodes"] if n["node_id"] == cluster.nodes["second"]]
+        assert [h["pid"] for h in second["hosts"] if "lost" in h] == pids
+        assert any("lost" not in h and h["pid"] not in pids for h in second["hosts"])
+        assert not pool.describe()["degraded"]
+    finally:
+        for env in envs:
+            env.close()
+
+
+@requires_server
+def test_agentgym_serve_on_ray_passes_the_conformance_checks_and_survives_a_node(cluster):
+    ids = [SEARCH, "agentgym/MathTool-v0", "agentgym/WebShop-v0"]
+    with serving(*ids, "--ray", cluster.address, "--ray-hosts-per-node", "1",
+                 "--node-env-limit", f"{SEARCH}=2") as url:
+        health = httpx.get(f"{url}/healthz").json()
+        assert health["status"] == "ok" and len(health["ray"]["nodes"]) == 2
+        for env_id in ids:  # the RemoteEnv client sees what it sees from a single-process server
+            local = gym.make(env_id, max_turns=12)
+            remote = gym.make(env_id, remote=url, max_turns=12)
+            assert isinstance(remote.unwrapped, RemoteEnv)
+            try:
+                assert conformance(local, env_id, seed=7) == conformance(remote, env_id, seed=7)
+            finally:
+                remote.close()
+                local.close()
+        clients = [RemoteEnv(SEARCH, url) for _ in range(4)]
+        for seed, client in enumerate(clients):
+            client.reset(seed=seed)
+        refused = httpx.post(f"{url}/v1/sessions", json={"env_id": SEARCH})
+        assert refused.status_code == 429 and "--node-env-limit" in refused.json()["message"]  # 2 per node
+        nodes = {n["node_id"]: n for n in httpx.get(f"{url}/healthz").json()["ray"]["nodes"]}
+        victim = cluster.nodes["second"]
+        for host in nodes[victim]["hosts"]:
+            os.kill(host["pid"], signal.SIGKILL)
+        outcomes = []
+        for seed, client in enumerate(clients):
+            try:
+                twin = agentgym.make(SEARCH).unwrapped
+                twin.reset(seed=seed)
+                while True:
+                    action = twin.oracle_action()
+                    twin.step(action)
+                    step = client.step(action)
+                    if step[2] or step[3]:
+                        outcomes.append(step[1])
+                        break
+            except RemoteEnvError as e:
+                assert e.status_code == 410 and e.code == "session_lost" and "died" in str(e)
+                outcomes.append("lost")
+        assert sorted(outcomes, key=str) == [1.0, 1.0, "lost", "lost"]  # two sessions per node
+        health = httpx.get(f"{url}/healthz").json()
+        assert health["status"] == "degraded"
+        lost = clients[outcomes.index("lost")]
+        lost.reset(seed=2)  # a new session, as after a lost server process
+        assert lost.step("<answer>x</answer>")[2]
+        for client in clients:
+            client.close()
+        assert httpx.get(f"{url}/healthz").json()["sessions"] == 0
+
+
+def test_eval_on_the_pool_gives_the_local_runs_episodes(cluster, tmp_path):
+    """``agentgym eval --remote ray://ADDRESS`` gives the episodes a local run gives."""
+    env = {**os.environ, **RAY_ENV}
+    results = {}
+    for where, extra in (("local", []), ("ray", ["--remote", f"ray://{cluster.address}"])):
+        path = tmp_path / f"{where}.jsonl"
+        done = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "--env", SEARCH, "--policy", "oracle",
+                               "--episodes", "3", "--results", str(path), *extra], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        results[where] = [json.loads(line) for line in path.read_text().splitlines()]
+    keep = ("task_id", "reward", "correct", "turns", "transcript")
+    assert [{k: r[k] for k in keep} for r in results["ray"]] == [{k: r[k] for k in keep} for r in results["local"]]
+    assert all(r["reward"] == 1.0 for r in results["ray"])
+
+
+@requires_train
+@requires_smollm2
+def test_a_training_step_on_the_pool(cluster, tmp_path, smollm2_tokenizer):
+    from helpers.trainer_fixtures import tiny_model
+
+    from agentgym.trainer.grpo import TrainConfig, build_trainer
+
+    config = TrainConfig(env=[SEARCH], remote=f"ray://{cluster.address}", tasks=4,
+                         output_dir=str(tmp_path / "run"), group_size=2, groups_per_step=2, steps=1, max_turns=2,
+                         max_turn_tokens=8, max_completion_tokens=300, save_steps=100)
+    started = time.monotonic()
+    trainer, rollouts = build_trainer(config, model=tiny_model(smollm2_tokenizer, seed=3),
+                                      tokenizer=smollm2_tokenizer)
+    trainer.train()
+    rollouts.close()
+    [row] = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert row["step"] == 1 and row["turns"] == 2.0 and row["tokens_masked"] > 0
+    assert time.monotonic() - started < 300

@@ -1,0 +1,93 @@
+"""A real Ray cluster of two nodes on this machine, started by a test with ``ray start`` (head, then a second node
+joining it, each with resources of its own), stopped by killing the two ``ray start --block`` processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.server_process import free_port
+
+# no token authentication between this machine's own processes (Ray >= 2.5x enables it for `ray start`)
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1"}
+
+
+@dataclass
+class Cluster:
+    address: str  # HOST:PORT of the head's GCS, what `ray start --head` prints
+    nodes: dict[str, str]  # node name ("head", "second") -> Ray node id
+
+
+def _ray_command() -> str:
+    ray = Path(sys.executable).parent / "ray"
+    return str(ray) if ray.exists() else shutil.which("ray") or "ray"
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen([_ray_command(), "start", "--block", "--disable-usage-stats", *args],
+                                env={**os.environ, **RAY_ENV}, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _node_ids(address: str, names: list[str], timeout_s: float) -> dict[str, str]:
+    """Node name -> Ray node id, each node found by its own resource (``node_<name>``), once all have joined."""
+    script = ("import json, ray; ray.init(address=%r, log_to_driver=False, configure_logging=False); "
+              "print(json.dumps({k[5:]: n['NodeID'] for n in ray.nodes() if n['Alive'] "
+              "for k in n['Resources'] if k.startswith('node_') and not k.startswith('node:')}))" % address)
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while time.monotonic() < deadline:
+        done = subprocess.run([sys.executable, "-c", script], env={**os.environ, **RAY_ENV}, capture_output=True,
+                              text=True, timeout=60)
+        last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-2000:]
+        if done.returncode == 0:
+            import json
+
+            found = json.loads(last)
+            if set(names) <= set(found):
+                return found
+        time.sleep(1)
+    raise RuntimeError(f"the Ray cluster did not come up with nodes {names}: {last}")
+
+
+@contextlib.contextmanager
+def two_node_cluster(cpus_per_node: int = 1, timeout_s: float = 120.0) -> Iterator[Cluster]:
+    """A head and a second node, each with ``cpus_per_node`` CPUs and a resource naming it (``node_head``,
+    ``node_second``)."""
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    logs = Path(tempfile.mkdtemp(prefix="agentgym-ray-"))
+    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus_per_node)]
+    procs = [_start(["--head", "--port", str(port), "--include-dashboard", "false", *common,
+                     "--resources", '{"node_head": 1}'], logs / "head.log")]
+    try:
+        deadline = time.monotonic() + timeout_s
+        while subprocess.run([_ray_command(), "status", "--address", address], env={**os.environ, **RAY_ENV},
+                             capture_output=True).returncode != 0:
+            if procs[0].poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"ray start --head failed: {(logs / 'head.log').read_text()[-3000:]}")
+            time.sleep(0.5)
+        procs.append(_start(["--address", address, *common, "--resources", '{"node_second": 1}'],
+                            logs / "second.log"))
+        yield Cluster(address, _node_ids(address, ["head", "second"], timeout_s))
+    finally:
+        for proc in reversed(procs):  # --block: SIGTERM stops the node's own processes
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in reversed(procs):
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        shutil.rmtree(logs, ignore_errors=True)

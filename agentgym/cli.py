@@ -323,8 +323,10 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     try:
         if ray is not None:
             from agentgym.cluster.pool import RayEnvPool
+            from agentgym.server.capacity import env_limits as checked_limits
 
-            pool = RayEnvPool(ray, hosts_per_node=ray_hosts_per_node, node_env_limits=node_limits, env_ids=ids)
+            pool = RayEnvPool(ray, hosts_per_node=ray_hosts_per_node, env_ids=ids,
+                              node_env_limits=checked_limits(ids, node_limits, defaults=False))
 
         def make_app(process: Any = None) -> Any:
             return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,

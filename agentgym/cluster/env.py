@@ -28,13 +28,15 @@ class RayEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, pool: RayEnvPool, env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
-        self.pool, self.env_id = pool, env_id
+    def __init__(self, pool: RayEnvPool, env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
+                 entry_point: str) -> None:
+        self.pool, self.env_id, self.entry_point = pool, env_id, entry_point
         self.env_kwargs = dict(env_kwargs or {})
         self.observation_space = TextSpace()
         self.action_space = TextSpace()
         self.render_mode = None
-        self._session: PoolSession | None = pool.open(env_id, self.env_kwargs)  # placed now: full is an error now
+        # placed now: a full pool is an error of make, not of the first reset
+        self._session: PoolSession | None = pool.open(env_id, entry_point, self.env_kwargs)
 
     @property
     def host(self) -> dict[str, Any] | None:
@@ -55,7 +57,7 @@ class RayEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         if self._session is None:
-            self._session = self.pool.open(self.env_id, self.env_kwargs)
+            self._session = self.pool.open(self.env_id, self.entry_point, self.env_kwargs)
         return self._call("reset", seed, options)
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:

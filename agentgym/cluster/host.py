@@ -41,8 +41,7 @@ class EnvHost:
 
     def make(self, env_id: str, entry_point: str, kwargs: dict[str, Any]) -> Outcome:
         def make() -> int:
-            import agentgym  # noqa: F401 - registers the bundled ids, as in the driver
-            from agentgym.core.registry import check_kwargs
+            from agentgym.core.kwargs import check_kwargs
 
             module, _, name = entry_point.partition(":")
             env_class = getattr(importlib.import_module(module), name)

@@ -31,7 +31,6 @@ from typing import Any
 
 from agentgym.cluster.host import EnvHost
 from agentgym.core.costs import SESSION_COSTS, default_env_limits
-from agentgym.core.registry import env_info
 from agentgym.errors import CapacityReached, ConfigError, DependencyNotInstalled, SessionLost
 
 __all__ = ["REFRESH_S", "PoolSession", "RayEnvPool", "env_pool", "pool_address"]
@@ -202,9 +201,9 @@ class RayEnvPool:
         return default_env_limits(self.env_ids or [env_id], memory_mb=node.memory_mb).get(env_id)
 
     # ---- sessions ----------------------------------------------------------------------------------
-    def open(self, env_id: str, kwargs: Mapping[str, Any]) -> PoolSession:
-        """A new session of ``env_id`` made with ``kwargs`` on the host with most room."""
-        entry_point = env_info(env_id).entry_point  # an unknown id: EnvNotFound, before anything is placed
+    def open(self, env_id: str, entry_point: str, kwargs: Mapping[str, Any]) -> PoolSession:
+        """A new session of ``env_id`` (its class at ``entry_point``, ``module:Class``) made with ``kwargs`` on the
+        host with most room."""
         for attempt in range(3):  # a host that dies while making the env: the next one is tried
             host = self._place(env_id)
             try:
@@ -346,7 +345,6 @@ class RayEnvPool:
 
 def _checked_limits(limits: Mapping[str, int]) -> dict[str, int]:
     for env_id, limit in limits.items():
-        env_info(env_id)  # an unknown id: EnvNotFound with a did-you-mean
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ConfigError(f"The per-node session limit of {env_id} must be an integer >= 1, got {limit!r}.")
     return dict(limits)

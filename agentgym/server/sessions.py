@@ -177,7 +177,7 @@ class SessionStore:
             return env_class(**kwargs)
         from agentgym.cluster.env import RayEnv
 
-        return RayEnv(self.pool, env_id, kwargs)
+        return RayEnv(self.pool, env_id, kwargs, entry_point=env_info(env_id).entry_point)
 
     def _freeze_loaded_data(self, env_id: str) -> None:
         """After an env's first session, move what is alive (the corpus, the index, the parsed tasks: millions

@@ -22,11 +22,13 @@ from helpers.server_process import serving
 
 import agentgym
 from agentgym.client import RemoteEnv
+from agentgym.core.registry import env_info
 from agentgym.errors import CapacityReached, ConfigError, RemoteEnvError, ResetNeeded, SessionLost
 
 pytestmark = [requires_ray, pytest.mark.slow]
 
 SEARCH = "agentgym/SearchQA-v0"
+ENTRY = env_info(SEARCH).entry_point
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +75,7 @@ def _play_to_the_end(env, seed):
 def test_sessions_spread_over_both_nodes_and_play_as_in_process(cluster, pool):
     from agentgym.cluster import RayEnv
 
-    envs = [RayEnv(pool, SEARCH) for _ in range(4)]
+    envs = [RayEnv(pool, SEARCH, entry_point=ENTRY) for _ in range(4)]
     try:
         assert sorted(_node_names(cluster, envs)) == ["head", "head", "second", "second"]
         local = gym.make(SEARCH)
@@ -94,17 +96,17 @@ def test_sessions_spread_over_both_nodes_and_play_as_in_process(cluster, pool):
 def test_per_node_limits_hold_and_a_closed_session_frees_its_slot(cluster, pool):
     from agentgym.cluster import RayEnv
 
-    envs = [RayEnv(pool, SEARCH) for _ in range(4)]  # the limit is 2 per node
+    envs = [RayEnv(pool, SEARCH, entry_point=ENTRY) for _ in range(4)]  # the limit is 2 per node
     try:
         with pytest.raises(CapacityReached, match=r"limit of 2 agentgym/SearchQA-v0 sessions \(2 nodes.*"
                                                   r"--node-env-limit"):
-            RayEnv(pool, SEARCH)
+            RayEnv(pool, SEARCH, entry_point=ENTRY)
         on_second = next(e for e in envs if _node_names(cluster, [e]) == ["second"])
         on_second.close()
-        again = RayEnv(pool, SEARCH)
+        again = RayEnv(pool, SEARCH, entry_point=ENTRY)
         envs.append(again)
         assert _node_names(cluster, [again]) == ["second"]
-        math = RayEnv(pool, "agentgym/MathTool-v0")  # another env has no limit of its own
+        math = RayEnv(pool, "agentgym/MathTool-v0", entry_point=env_info("agentgym/MathTool-v0").entry_point)  # another env has no limit of its own
         envs.append(math)
     finally:
         for env in envs:
@@ -115,7 +117,7 @@ def test_bad_kwargs_and_addresses_are_the_errors_make_gives(cluster, pool):
     from agentgym.cluster import RayEnv, RayEnvPool
 
     with pytest.raises(ConfigError, match="topk"):
-        RayEnv(pool, SEARCH, {"topk": "3"})
+        RayEnv(pool, SEARCH, {"topk": "3"}, entry_point=ENTRY)
     assert pool.describe()["nodes"][0]["sessions"] == 0  # the failed make freed its slot
     with pytest.raises(ConfigError, match="ray://HOST:PORT"):
         gym.make(SEARCH, remote="ray://")
@@ -136,7 +138,7 @@ def _kill_hosts_on(pool, node_id):
 def test_killing_one_nodes_hosts_mid_run_loses_only_their_sessions(cluster, pool):
     from agentgym.cluster import RayEnv
 
-    envs = [RayEnv(pool, SEARCH) for _ in range(4)]
+    envs = [RayEnv(pool, SEARCH, entry_point=ENTRY) for _ in range(4)]
     try:
         names = _node_names(cluster, envs)
         for seed, env in enumerate(envs):  # every episode under way

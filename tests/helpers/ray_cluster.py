@@ -91,3 +91,18 @@ def two_node_cluster(cpus_per_node: int = 1, timeout_s: float = 120.0) -> Iterat
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         shutil.rmtree(logs, ignore_errors=True)
+        _forget(port)
+
+
+def _forget(port: int) -> None:
+    """Remove what `ray start --head` left for later drivers: a plain ``ray.init()`` would try to join this gone
+    cluster (and refuse ``num_cpus=``) instead of starting its own."""
+    try:
+        from ray._common.utils import get_ray_address_file
+
+        marker = Path(get_ray_address_file(None))
+    except ImportError:  # where older Rays keep it
+        marker = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    with contextlib.suppress(OSError):
+        if marker.read_text().strip().endswith(f":{port}"):
+            marker.unlink()

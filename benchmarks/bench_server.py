@@ -1,6 +1,6 @@
 """Server throughput and latency against a raw-HTTP floor measured in the same run.
 
-    python benchmarks/bench_server.py [--seconds 5] [--json out.json] [--processes 2]
+    python benchmarks/bench_server.py [--seconds 5] [--json out.json] [--processes 2] [--ray]
 
 Both servers run as uvicorn processes with the same settings; the same client code
 drives both. Rows: round trips/s and p50/p99 latency of reset+step with 1 and 32
@@ -16,6 +16,10 @@ ratios. Each client keeps a connection of its
 own, as each ``RemoteEnv`` does; the clients are lean (prebuilt HTTP/1.1 requests, ~20 us
 of CPU a request, against ~200 us for the server) so that on a small machine the server
 processes, not the client beside them, get the cores.
+
+With ``--ray`` it compares ``agentgym serve --ray local`` (sessions on Ray host actors, one
+per CPU, on a Ray cluster the server starts on this machine) with the in-process server
+the same way: what the hop to a host actor costs where both run on the same cores.
 """
 
 from __future__ import annotations
@@ -35,15 +39,15 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from server_process import free_port  # noqa: E402
+from helpers.server_process import free_port  # noqa: E402
 
 ENV_ID = "agentgym/SearchQA-v0"
 
 
-def start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
+def start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, *args, "--port", str(port)], cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -236,14 +240,16 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=1,
                         help="Also compare agentgym serve --processes N with one process (reset+step at 64 "
                              "clients, batch step over 256 sessions).")
-    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of that comparison.")
+    parser.add_argument("--ray", action="store_true",
+                        help="Also compare agentgym serve --ray local with the in-process server (the same loads).")
+    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of those comparisons.")
     args = parser.parse_args()
     uvicorn_args = ["--log-level", "warning", "--no-access-log"]
     workers = ["--workers", str(args.workers)] if args.workers else []
     ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers], HERE.parent)
     floor, floor_url = start(["-m", "uvicorn", "floor_app:app", *uvicorn_args], HERE)
     servers = [ours, floor]
-    rows, by_processes = {}, {}
+    rows, compared = {}, {}
     try:
         for clients in (1, 32):
             rows[f"floor {clients} client(s)"] = asyncio.run(round_trips(floor_url, True, clients, args.seconds))
@@ -257,7 +263,13 @@ def main() -> None:
                                     "--processes", str(args.processes)], HERE.parent)
             servers.append(many)
             wait_for_processes(many_url, args.processes)
-            by_processes = compare_processes(our_url, many_url, args.seconds, args.rounds)
+            compared[f"--processes {args.processes}"] = compare_processes(our_url, many_url, args.seconds,
+                                                                           args.rounds)
+        if args.ray:
+            on_ray, ray_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers,
+                                     "--ray", "local"], HERE.parent, {"RAY_AUTH_MODE": "disabled"})
+            servers.append(on_ray)
+            compared["--ray local"] = compare_processes(our_url, ray_url, args.seconds, args.rounds)
     finally:
         for proc in servers:
             proc.terminate()
@@ -273,17 +285,18 @@ def main() -> None:
           f"{batch['p99_ms']:>8.2f}  env steps/s; ms per batch request")
     for mode, rate in episodes.items():
         print(f"{'batched episodes, resets ' + mode:<40} {rate:>14.0f} env calls/s")
-    for load, rates in by_processes.items():
-        ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
-        for key, count in (("one", 1), ("many", args.processes)):
-            print(f"{f'{load}, {count} process(es)':<40} {statistics.median(rates[key]):>14.0f}  "
-                  f"{'env steps/s' if 'batch' in load else 'round trips/s'}, median of {args.rounds} rounds")
-        print(f"{f'  --processes {args.processes} / one process':<40} {statistics.median(ratios):>14.2f}x  median of "
-              f"the rounds' ratios ({', '.join(f'{r:.2f}' for r in ratios)}; {os.cpu_count()} CPUs)")
+    for mode, by_load in compared.items():
+        for load, rates in by_load.items():
+            ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
+            for key, name in (("one", "one process"), ("many", mode)):
+                print(f"{f'{load}, {name}':<40} {statistics.median(rates[key]):>14.0f}  "
+                      f"{'env steps/s' if 'batch' in load else 'round trips/s'}, median of {args.rounds} rounds")
+            print(f"{f'  {mode} / one process':<40} {statistics.median(ratios):>14.2f}x  median of "
+                  f"the rounds' ratios ({', '.join(f'{r:.2f}' for r in ratios)}; {os.cpu_count()} CPUs)")
     if args.json:
         Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_step": batch,
                                                "batched_episodes_calls_per_s": episodes,
-                                               "processes": by_processes}, indent=2) + "\n")
+                                               "compared": compared}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from agentgym.cluster.host import EnvHost
 from agentgym.core.costs import SESSION_COSTS, default_env_limits
 from agentgym.errors import CapacityReached, ConfigError, DependencyNotInstalled, SessionLost
 
-__all__ = ["REFRESH_S", "PoolSession", "RayEnvPool", "env_pool", "pool_address"]
+__all__ = ["REFRESH_S", "PoolSession", "RayEnvPool", "env_pool", "pool_address", "shutdown_pools"]
 
 log = logging.getLogger(__name__)
 
@@ -366,12 +366,16 @@ def env_pool(address: str) -> RayEnvPool:
         if pool is None or pool._closed:
             pool = _POOLS[address] = RayEnvPool(address)
             if len(_POOLS) == 1:
-                atexit.register(_shutdown_all)
+                atexit.register(shutdown_pools)
         return pool
 
 
-def _shutdown_all() -> None:
-    for pool in list(_POOLS.values()):
+def shutdown_pools() -> None:
+    """Shut down this process's pools (``env_pool``'s); done at exit."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
         try:
             pool.shutdown()
         except Exception:  # noqa: BLE001 - at exit, Ray may be half gone

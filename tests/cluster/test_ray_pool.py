@@ -38,6 +38,9 @@ def cluster():
     try:
         with two_node_cluster(cpus_per_node=1) as started:
             yield started
+            from agentgym.cluster.pool import shutdown_pools
+
+            shutdown_pools()  # gym.make(remote="ray://...")'s pool, which joined the cluster from this process
     finally:
         for key, value in saved.items():
             if value is None:

@@ -46,6 +46,18 @@ class RayEnv(gym.Env[str, str]):
         host = self._session.host
         return {"node_id": host.node.node_id, "address": host.node.address, "host": host.index, "pid": host.pid}
 
+    @property
+    def pool_session(self) -> PoolSession:
+        """The pool's handle of this session (for ``RayEnvPool.call_many``); ResetNeeded once lost or closed."""
+        if self._session is None:
+            raise ResetNeeded("This session was lost with its Ray host (or closed): call reset() to start a new one.")
+        return self._session
+
+    def forget_if_lost(self, error: BaseException) -> None:
+        """After ``error`` from a call made through the pool: a lost session is forgotten (reset makes a new one)."""
+        if isinstance(error, SessionLost):
+            self._session = None
+
     def _call(self, method: str, *args: Any) -> Any:
         assert self._session is not None
         try:

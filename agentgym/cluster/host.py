@@ -60,6 +60,13 @@ class EnvHost:
     def step(self, key: int, action: Any) -> Outcome:
         return _outcome(lambda: self._env(key).step(action))
 
+    def call_many(self, calls: list[tuple[str, int, tuple[Any, ...]]]) -> list[Outcome]:
+        """``(method, key, args)`` calls of ``reset``/``step``, one after the other (a batch's share of this host),
+        each with its own outcome."""
+        methods = {"reset": self.reset, "step": self.step}
+        return [methods[method](key, *args) if method in methods else (False, ConfigError(f"No call {method!r}."))
+                for method, key, args in calls]
+
     def close(self, key: int) -> Outcome:
         with self._lock:
             env = self.envs.pop(key, None)

@@ -31,7 +31,7 @@ from typing import Any
 
 from agentgym.cluster.host import EnvHost
 from agentgym.core.costs import SESSION_COSTS, default_env_limits
-from agentgym.errors import CapacityReached, ConfigError, DependencyNotInstalled, SessionLost
+from agentgym.errors import CapacityReached, ConfigError, DependencyNotInstalled, ResetNeeded, SessionLost
 
 __all__ = ["REFRESH_S", "PoolSession", "RayEnvPool", "env_pool", "pool_address", "shutdown_pools"]
 
@@ -266,8 +266,6 @@ class RayEnvPool:
     def call(self, session: PoolSession, method: str, *args: Any) -> Any:
         """``method(*args)`` of the session's env on its host: its result, or the env's exception raised here."""
         if session.closed:
-            from agentgym.errors import ResetNeeded
-
             raise ResetNeeded("This session was closed.")
         return self.call_host(session.host, method, session.key, *args)
 
@@ -276,13 +274,41 @@ class RayEnvPool:
             raise SessionLost(self._lost_message(host))
         try:
             ok, value = self._ray.get(getattr(host.actor, method).remote(*args))
-        except (self._ray.exceptions.RayActorError, self._ray.exceptions.WorkerCrashedError,
-                self._ray.exceptions.ObjectLostError, self._ray.exceptions.NodeDiedError) as e:
+        except self._lost_errors() as e:
             self._host_died(host, f"{type(e).__name__}: {_first_line(e)}")
             raise SessionLost(self._lost_message(host)) from e
         if not ok:
             raise value
         return value
+
+    def call_many(self, calls: list[tuple[PoolSession, str, tuple[Any, ...]]]) -> list[tuple[bool, Any]]:
+        """``(session, method, args)`` calls (``reset``/``step``), each with its outcome: ``(True, result)`` or
+        ``(False, exception)``. The calls of one host go to it as one actor call, every host's at once."""
+        outcomes: list[tuple[bool, Any]] = [(False, None)] * len(calls)
+        by_host: dict[_Host, list[int]] = {}
+        for i, (session, _, _) in enumerate(calls):
+            if session.closed:
+                outcomes[i] = (False, ResetNeeded("This session was closed."))
+            elif session.host.lost is not None:
+                outcomes[i] = (False, SessionLost(self._lost_message(session.host)))
+            else:
+                by_host.setdefault(session.host, []).append(i)
+        refs = {host: host.actor.call_many.remote([(calls[i][1], calls[i][0].key, calls[i][2]) for i in indices])
+                for host, indices in by_host.items()}
+        for host, ref in refs.items():
+            try:
+                answers = self._ray.get(ref)
+            except self._lost_errors() as e:
+                self._host_died(host, f"{type(e).__name__}: {_first_line(e)}")
+                answers = [(False, SessionLost(self._lost_message(host)))] * len(by_host[host])
+            for i, answer in zip(by_host[host], answers):
+                outcomes[i] = answer
+        return outcomes
+
+    def _lost_errors(self) -> tuple[type[BaseException], ...]:
+        """What Ray raises for a call whose actor (process, node) is gone."""
+        errors = self._ray.exceptions
+        return (errors.RayActorError, errors.WorkerCrashedError, errors.ObjectLostError, errors.NodeDiedError)
 
     def close(self, session: PoolSession) -> None:
         """Close the session's env on its host (nothing to do if the host died with it)."""

@@ -289,22 +289,35 @@ class SessionStore:
 
     async def batch_step(self, items: list[tuple[str, Any, int | None]]) -> list[dict[str, Any] | ApiError]:
         """Step many sessions in one worker-thread call; each item succeeds or fails alone."""
+
+        def on_pool(i: int, session: Session) -> _Pooled:
+            recorded = _recorded_step(session, items[i][2])
+            return (None, recorded) if recorded is not None else (("step", (items[i][1],)), _record_step)
+
         return await self._batch([item[0] for item in items],
-                                 lambda i, session: _step(session, items[i][1], items[i][2]))
+                                 lambda i, session: _step(session, items[i][1], items[i][2]), on_pool)
 
     async def batch_reset(self, items: list[tuple[str, int | None, Mapping[str, Any] | None]]
                           ) -> list[tuple[str, dict[str, Any]] | ApiError]:
         """Reset many sessions in one worker-thread call; each item succeeds or fails alone."""
 
-        def reset(i: int, session: Session) -> tuple[str, dict[str, Any]]:
-            result = session.env.reset(seed=items[i][1], options=items[i][2])
+        def after(session: Session, result: Any) -> tuple[str, dict[str, Any]]:
             session.turn, session.last_step = 0, None
             return result
 
-        return await self._batch([item[0] for item in items], reset)
+        def reset(i: int, session: Session) -> tuple[str, dict[str, Any]]:
+            return after(session, session.env.reset(seed=items[i][1], options=items[i][2]))
 
-    async def _batch(self, session_ids: list[str], run: Callable[[int, Session], Any]) -> list[Any]:
-        """``run(i, session)`` for each item's session, all in one worker-thread call, each failing alone."""
+        return await self._batch([item[0] for item in items], reset,
+                                 lambda i, session: (("reset", (items[i][1], items[i][2])), after))
+
+    async def _batch(self, session_ids: list[str], run: Callable[[int, Session], Any],
+                     on_pool: Callable[[int, Session], _Pooled]) -> list[Any]:
+        """``run(i, session)`` for each item's session, all in one worker-thread call, each failing alone.
+
+        With a Ray pool, ``on_pool(i, session)`` says instead what the item asks of its env (``((method, args),
+        then)``: the call, and what makes the item's result of the env's answer; or ``(None, result)``, no call
+        needed): the calls of each host go to it as one actor call, all hosts at once."""
         results: list[Any] = [None] * len(session_ids)
         sessions: dict[int, Session] = {}
         seen: set[str] = set()
@@ -336,8 +349,8 @@ class SessionStore:
 
             if self.pool is None:  # env code in process: one worker-thread call for the whole batch
                 await self.threads.run(lambda: [run_one(i, s) for i, s in sessions.items()])
-            else:  # each item waits on its Ray host: they wait at once, on every worker thread
-                await asyncio.gather(*(self.threads.run(lambda i=i, s=s: run_one(i, s)) for i, s in sessions.items()))
+            else:
+                await self.threads.run(lambda: self._run_on_pool(sessions, on_pool, results))
             for i, session in sessions.items():
                 error = results[i]
                 if isinstance(error, ApiError) and error.status in _ENDS_SESSION:
@@ -348,15 +361,57 @@ class SessionStore:
                 session.lock.release()
         return results
 
+    def _run_on_pool(self, sessions: dict[int, Session], on_pool: Callable[[int, Session], _Pooled],
+                     results: list[Any]) -> None:
+        """A batch on a Ray pool: one actor call per host holding some of ``sessions``, all hosts at once."""
+        assert self.pool is not None
+        calls, waiting = [], []
+        for i, session in sessions.items():
+            try:
+                if session.closed:
+                    raise ResetNeeded("session closed")
+                call, then = on_pool(i, session)
+                if call is None:
+                    results[i] = then
+                    continue
+                calls.append((session.env.pool_session, *call))
+                waiting.append((i, then))
+            except Exception as e:  # noqa: BLE001 - each item fails alone
+                results[i] = _api_error(e, sessions[i])
+        for (i, then), (ok, answer) in zip(waiting, self.pool.call_many(calls)):
+            session = sessions[i]
+            try:
+                if not ok:
+                    session.env.forget_if_lost(answer)
+                    raise answer
+                results[i] = then(session, answer)
+            except Exception as e:  # noqa: BLE001 - each item fails alone
+                results[i] = _api_error(e, session)
+
+
+_Pooled = tuple[Any, Any]  # ((method, args), then(session, answer) -> result), or (None, result)
+
 
 def _step(session: Session, action: Any, step_id: int | None) -> dict[str, Any]:
     """One step of a locked session, idempotent for a retried ``step_id``."""
+    recorded = _recorded_step(session, step_id)
+    return recorded if recorded is not None else _record_step(session, session.env.step(action))
+
+
+def _recorded_step(session: Session, step_id: int | None) -> dict[str, Any] | None:
+    """The recorded answer if ``step_id`` repeats the last step (a retry: never step twice), None if it is the
+    next step; a 409 for any other."""
     if step_id is not None and session.last_step is not None and session.last_step[0] == step_id:
-        return session.last_step[1]  # a retry of the step already made: never step twice
+        return session.last_step[1]
     if step_id is not None and step_id != session.turn + 1:
         raise ApiError(409, "step_out_of_order", f"step_id {step_id} does not follow turn {session.turn}; "
                                                  f"the next step_id is {session.turn + 1}.")
-    obs, reward, terminated, truncated, info = session.env.step(action)
+    return None
+
+
+def _record_step(session: Session, result: tuple[Any, ...]) -> dict[str, Any]:
+    """The answer to a step the env made, recorded for a retry of its ``step_id``."""
+    obs, reward, terminated, truncated, info = result
     session.turn += 1
     response = {"observation": obs, "reward": float(reward), "terminated": bool(terminated),
                 "truncated": bool(truncated), "info": info}

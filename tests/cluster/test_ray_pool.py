@@ -258,3 +258,35 @@ def test_a_training_step_on_the_pool(cluster, tmp_path, smollm2_tokenizer):
     [row] = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert row["step"] == 1 and row["turns"] == 2.0 and row["tokens_masked"] > 0
     assert time.monotonic() - started < 300
+
+
+@requires_server
+def test_batches_on_ray_run_one_actor_call_per_host_and_fail_per_item(cluster):
+    with serving(SEARCH, "--ray", cluster.address, "--ray-hosts-per-node", "1") as url:
+        seeds = list(range(6))
+        made = httpx.post(f"{url}/v1/create", json={"sessions": [{"env_id": SEARCH, "seed": s} for s in seeds]})
+        ids = [r["session_id"] for r in made.json()["results"]]
+        hosts = {n["node_id"]: n for n in httpx.get(f"{url}/healthz").json()["ray"]["nodes"]}
+        assert sorted(n["sessions"] for n in hosts.values()) == [3, 3]
+        locals_ = [gym.make(SEARCH) for _ in seeds]
+        for seed, env in zip(seeds, locals_):
+            env.reset(seed=seed)
+        actions = [f"<search>capital {i}</search>" for i in seeds]
+        body = {"steps": [{"session_id": sid, "action": a, "step_id": 1} for sid, a in zip(ids, actions)]}
+        stepped = httpx.post(f"{url}/v1/step", json=body).json()["results"]
+        expected = [env.step(a) for env, a in zip(locals_, actions)]
+        assert [(r["result"]["observation"], r["result"]["reward"]) for r in stepped] == [(e[0], e[1]) for e in
+                                                                                          expected]
+        again = httpx.post(f"{url}/v1/step", json=body).json()["results"]  # a retried step_id: the record
+        assert again == stepped
+        resets = httpx.post(f"{url}/v1/reset", json={"resets": [{"session_id": sid, "seed": 9} for sid in ids]})
+        assert len({r["result"]["observation"] for r in resets.json()["results"]}) == 1
+        for host in hosts[cluster.nodes["second"]]["hosts"]:
+            os.kill(host["pid"], signal.SIGKILL)
+        body = {"steps": [{"session_id": sid, "action": "<search>x</search>"} for sid in ids]}
+        results = httpx.post(f"{url}/v1/step", json=body).json()["results"]
+        codes = sorted(r["error"]["code"] if "error" in r else "ok" for r in results)
+        assert codes == ["ok"] * 3 + ["session_lost"] * 3
+        lost = [sid for sid, r in zip(ids, results) if "error" in r]
+        answer = httpx.post(f"{url}/v1/sessions/{lost[0]}/step", json={"action": "x"})
+        assert answer.status_code == 410 and answer.json()["code"] == "session_lost"

@@ -24,6 +24,8 @@ HELP_STYLE = {"rich_markup_mode": None, "no_args_is_help": True}
 app = typer.Typer(help="agentgym: verifiable text environments for LLM agents.", add_completion=False, **HELP_STYLE)
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
+# agentgym serve --ray: the worker threads only wait on the env hosts, so many sessions' calls can be in flight
+RAY_WAITERS = 256
 # typer reads Optional[...] on every Python we support; `X | None` needs 3.10+ evaluation of annotations
 KwargOption = Annotated[Optional[list[str]], typer.Option(
     "--kwarg", "-k", metavar="KEY=VALUE",
@@ -264,7 +266,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
           token: Annotated[Optional[str], typer.Option(envvar="AGENTGYM_TOKEN",
                                                        help="Bearer token clients must send.")] = None,
           workers: Annotated[Optional[int], typer.Option(
-              help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
+              help="Worker threads that run env code [default: min(32, CPUs + 4); with --ray "
+                   f"{RAY_WAITERS}: there they only wait on the hosts].")] = None,
           keep_alive_s: Annotated[float, typer.Option(
               help="Close a connection idle this long (new, or after a response).")] = 5.0,
           request_timeout_s: Annotated[float, typer.Option(
@@ -309,7 +312,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
-    workers = DEFAULT_THREADS if workers is None else workers
+    workers = (RAY_WAITERS if ray is not None else DEFAULT_THREADS) if workers is None else workers
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}.")
     ids = sorted(env_ids or all_env_ids())
@@ -499,11 +502,20 @@ def train(cfg: TrainConfig) -> None:
 
 
 @app.command()
-def plot(run_dir: Annotated[Path, typer.Argument(help="A training run directory holding metrics.jsonl.")]) -> None:
-    """Draw a training run's curves (reward, success, entropy, KL, ...) as PNGs in RUN_DIR/plots/."""
-    from agentgym.trainer.plot import plot_run
+def plot(run_dirs: Annotated[list[Path], typer.Argument(
+             help="Training run directories holding metrics.jsonl.", metavar="RUN_DIR...")],
+         out: Annotated[Optional[Path], typer.Option(
+             help="Where several runs' figure goes [default: FIRST_RUN_DIR/plots/compare.png].")] = None) -> None:
+    """Draw a training run's curves (reward, success, entropy, KL, ...) as PNGs in RUN_DIR/plots/; several runs go
+    on one figure (reward, success, tool-call rate, masked-token share; a line per run)."""
+    from agentgym.trainer.plot import plot_run, plot_runs
 
-    written = plot_run(run_dir)
+    if len(run_dirs) > 1:
+        console.print(f"wrote {plot_runs(run_dirs, out)} ({len(run_dirs)} runs)")
+        return
+    if out is not None:
+        raise ConfigError("--out is for several runs; one run's plots go to RUN_DIR/plots/.")
+    written = plot_run(run_dirs[0])
     console.print(f"wrote {len(written)} plots to {written[0].parent} (overview: {written[0].name})")
 
 

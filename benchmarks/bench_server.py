@@ -163,17 +163,32 @@ async def lean_round_trips(url: str, clients: int, seconds: float) -> float:
     return rate
 
 
-def compare_processes(one_url: str, many_url: str, seconds: float, rounds: int) -> dict[str, dict[str, list[float]]]:
+def compare_processes(one_url: str, many_url: str, seconds: float, rounds: int,
+                      pids: dict[str, int] | None = None) -> dict[str, dict[str, list[float]]]:
     """Reset+step round trips/s at 64 clients, and batch step env steps/s over 256 sessions (made by one batch
     create, which spreads them over the processes), on one process and on several, in alternating rounds
-    (adjacent in time, so that each round's ratio is of the same background load, on a shared machine)."""
+    (adjacent in time, so that each round's ratio is of the same background load, on a shared machine).
+    ``pids`` ("one"/"many" -> a server's pid): also the CPU ms that process spends per reset+step round trip."""
     rates: dict[str, dict[str, list[float]]] = {"reset+step 64 clients": {"one": [], "many": []},
                                                 "batch step 256 sessions": {"one": [], "many": []}}
+    if pids:
+        rates["server process CPU ms per round trip"] = {"one": [], "many": []}
     for _ in range(rounds):
         for key, url in (("one", one_url), ("many", many_url)):
-            rates["reset+step 64 clients"][key].append(asyncio.run(lean_round_trips(url, 64, seconds)))
+            before, start = _cpu_s(pids[key]) if pids else 0.0, time.perf_counter()
+            rate = asyncio.run(lean_round_trips(url, 64, seconds))
+            if pids:
+                trips = rate * (time.perf_counter() - start)  # near enough: the sessions' creation is a sliver
+                rates["server process CPU ms per round trip"][key].append(1000 * (_cpu_s(pids[key]) - before) / trips)
+            rates["reset+step 64 clients"][key].append(rate)
             rates["batch step 256 sessions"][key].append(batch_steps(url, 256, seconds)["steps_per_s"])
     return rates
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) one process has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 QUESTIONS = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
@@ -277,7 +292,8 @@ def main() -> None:
             on_ray, ray_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers,
                                      "--ray", "local"], HERE.parent, {"RAY_AUTH_MODE": "disabled"})
             servers.append(on_ray)
-            compared["--ray local"] = compare_processes(our_url, ray_url, args.seconds, args.rounds)
+            compared["--ray local"] = compare_processes(our_url, ray_url, args.seconds, args.rounds,
+                                                        {"one": ours.pid, "many": on_ray.pid})
     finally:
         for proc in servers:
             proc.terminate()
@@ -298,8 +314,9 @@ def main() -> None:
         for load, rates in by_load.items():
             ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
             for key, name in (("one", "one process"), ("many", mode)):
-                print(f"{f'{load}, {name}':<40} {statistics.median(rates[key]):>14.0f}  "
-                      f"{'env steps/s' if 'batch' in load else 'round trips/s'}, median of {args.rounds} rounds")
+                unit = "env steps/s" if "batch" in load else "ms" if "CPU" in load else "round trips/s"
+                print(f"{f'{load}, {name}':<40} {statistics.median(rates[key]):>14.{2 if 'CPU' in load else 0}f}  "
+                      f"{unit}, median of {args.rounds} rounds")
             print(f"{f'  {mode} / one process':<40} {statistics.median(ratios):>14.2f}x  median of "
                   f"the rounds' ratios ({', '.join(f'{r:.2f}' for r in ratios)}; {os.cpu_count()} CPUs)")
     if args.json:

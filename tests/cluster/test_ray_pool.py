@@ -290,3 +290,29 @@ def test_batches_on_ray_run_one_actor_call_per_host_and_fail_per_item(cluster):
         lost = [sid for sid, r in zip(ids, results) if "error" in r]
         answer = httpx.post(f"{url}/v1/sessions/{lost[0]}/step", json={"action": "x"})
         assert answer.status_code == 410 and answer.json()["code"] == "session_lost"
+
+
+@requires_server
+def test_slow_steps_of_many_sessions_run_at_once_and_an_env_error_ends_only_its_session(cluster):
+    """The server's threads only wait on the hosts (256 of them with --ray): 16 sessions' 2-second steps overlap
+    (one after the other would take 32 s; on the default 6 threads of this machine, 6 s)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serving("test/Crashy-v0", "--ray", cluster.address, preload="helpers.crashy_env") as url:
+        body = {"sessions": [{"env_id": "test/Crashy-v0", "kwargs": {"slow_s": 2.0}} for _ in range(16)]}
+        made = httpx.post(f"{url}/v1/create", json=body, timeout=120).json()["results"]
+        ids = [r["session_id"] for r in made]
+        assert len(ids) == 16
+
+        def slow(sid):
+            return httpx.post(f"{url}/v1/sessions/{sid}/step", json={"action": "slow"}, timeout=60).status_code
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(16) as pool:
+            assert list(pool.map(slow, ids)) == [200] * 16
+        assert time.monotonic() - started < 4.5
+        crashed = httpx.post(f"{url}/v1/sessions/{ids[0]}/step", json={"action": "crash"})
+        assert crashed.status_code == 500 and "RuntimeError: boom" in crashed.json()["message"]
+        assert httpx.post(f"{url}/v1/sessions/{ids[0]}/step", json={"action": "x"}).status_code == 404
+        assert httpx.post(f"{url}/v1/sessions/{ids[1]}/step", json={"action": "<answer>ok</answer>"}).json()[
+            "reward"] == 1.0

@@ -33,10 +33,13 @@ def _ray_command() -> str:
 
 
 def _start(args: list[str], log: Path) -> subprocess.Popen:
+    # the nodes' workers import test envs (helpers.crashy_env) as a node of a real cluster imports the operator's
+    tests = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
     with open(log, "w") as out:
         return subprocess.Popen([_ray_command(), "start", "--block", "--disable-usage-stats", *args],
-                                env={**os.environ, **RAY_ENV}, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                env={**os.environ, **RAY_ENV, "PYTHONPATH": path}, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _node_ids(address: str, names: list[str], timeout_s: float) -> dict[str, str]:

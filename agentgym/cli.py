@@ -363,7 +363,8 @@ def _pool_summary(pool: Any) -> str:
         return ""
     nodes = pool.describe()["nodes"]
     hosts = sum(len(n["hosts"]) for n in nodes)
-    return f"; sessions on Ray at {pool.address}: {len(nodes)} nodes, {hosts} env hosts"
+    return (f"; sessions on Ray at {pool.address}: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, "
+            f"{hosts} env host{'s' if hosts != 1 else ''}")
 
 
 def _serve_processes(sock: socket.socket, processes: int, ids: list[str], make_app: Callable[[Any], Any],

@@ -27,7 +27,12 @@ class EnvHost:
     """Env sessions by key, each made from its env's entry point (so an id the driver registered is made here
     too, as long as its module is importable on the node)."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, cpus: int = 0) -> None:
+        """``cpus``: this host's share of its node's CPUs. The process-wide pools an env starts (sandboxes for
+        MathTool and PyCode, verifier workers) are sized to it, not to the whole node: a node runs several hosts."""
+        if cpus > 0:
+            os.environ.setdefault("AGENTGYM_SANDBOX_POOL_SIZE", str(cpus))
+            os.environ.setdefault("AGENTGYM_VERIFIER_WORKERS", str(min(4, cpus)))
         self.index = index
         self.envs: dict[int, Any] = {}
         self._keys = itertools.count(1)
@@ -37,7 +42,7 @@ class EnvHost:
         import ray
 
         return {"index": self.index, "pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(),
-                "sessions": len(self.envs)}
+                "sessions": len(self.envs), "sandbox_pool_size": os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE")}
 
     def make(self, env_id: str, entry_point: str, kwargs: dict[str, Any]) -> Outcome:
         def make() -> int:

@@ -176,9 +176,10 @@ class RayEnvPool:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         index = len(node.hosts)
+        share = max(1, round(node.cpus / (self.hosts_per_node or max(1, int(node.cpus)))))
         actor = self._host_actor.options(  # no CPU reserved: hosts are placed by node, sessions by the limits
             max_concurrency=_HOST_CONCURRENCY, num_cpus=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(index)
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(index, share)
         host = _Host(actor, node, index)
         host.ready = actor.describe.remote().future()
 

@@ -29,7 +29,7 @@ class SandboxPool:
         from agentgym.sandbox import make_sandbox
 
         self.backend = backend
-        self.size = size or max(2, os.cpu_count() or 2)
+        self.size = size or _pool_size()
         self.limits = limits or Limits()
         self._idle: queue.LifoQueue[Sandbox] = queue.LifoQueue()
         for _ in range(self.size):
@@ -61,6 +61,19 @@ class SandboxPool:
 
 _POOLS: dict[tuple[Any, ...], SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
+
+
+def _pool_size() -> int:
+    """``$AGENTGYM_SANDBOX_POOL_SIZE`` (a Ray env host sets its share of the node's CPUs), else the CPU count (2
+    at least)."""
+    raw = os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE", "").strip()
+    if not raw:
+        return max(2, os.cpu_count() or 2)
+    if not raw.isdigit() or int(raw) < 1:
+        from agentgym.errors import ConfigError
+
+        raise ConfigError(f"AGENTGYM_SANDBOX_POOL_SIZE must be a whole number >= 1, got {raw!r}.")
+    return int(raw)
 
 
 def shared_pool(backend: str, limits: Limits, preload: tuple[str, ...] = (), **kwargs: Any) -> SandboxPool:

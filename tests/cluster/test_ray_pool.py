@@ -90,6 +90,8 @@ def test_sessions_spread_over_both_nodes_and_play_as_in_process(cluster, pool):
             envs[0].step("<answer>again</answer>")
         described = pool.describe()
         assert not described["degraded"]
+        host = envs[0].pool_session.host  # one CPU per node, one host: the host's sandbox pool gets 1
+        assert pool._ray.get(host.actor.describe.remote())["sandbox_pool_size"] == "1"
         assert {n["node_id"]: n["sessions"] for n in described["nodes"]} == {i: 2 for i in cluster.nodes.values()}
     finally:
         for env in envs:

@@ -236,3 +236,19 @@ def test_ctrl_c_in_the_terminal_never_reaches_the_sandbox(backend):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report == {"during": "finished\n", "after": "2\n", "starts": 1}
+
+
+def test_the_pool_size_comes_from_the_environment_where_set(monkeypatch):
+    """A Ray env host sets its share of the node's CPUs; unset, the CPU count (2 at least)."""
+    import os
+
+    from agentgym.sandbox.pool import _pool_size
+
+    monkeypatch.delenv("AGENTGYM_SANDBOX_POOL_SIZE", raising=False)
+    assert _pool_size() == max(2, os.cpu_count() or 2)
+    monkeypatch.setenv("AGENTGYM_SANDBOX_POOL_SIZE", "1")
+    assert _pool_size() == 1
+    for bad in ("0", "two", "-3"):
+        monkeypatch.setenv("AGENTGYM_SANDBOX_POOL_SIZE", bad)
+        with pytest.raises(ConfigError, match="AGENTGYM_SANDBOX_POOL_SIZE must be a whole number >= 1"):
+            _pool_size()

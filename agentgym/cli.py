@@ -127,6 +127,9 @@ def eval_cmd(
     split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's; with --env, the env's own].")] = None,
     seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
+    system_prompt: Annotated[Optional[str], typer.Option(
+        help="A system message before every task prompt, for model policies (evaluate a recipe trained with a "
+             "system_prompt with the same one).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 128,
@@ -154,7 +157,7 @@ def eval_cmd(
     from agentgym.policies import Sampling
 
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
-                          seed=seed, model=model,
+                          seed=seed, model=model, system_prompt=system_prompt,
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors)

@@ -43,6 +43,8 @@ class EvalRequest:
     split: str | None = None
     seed: int = 0
     model: str | None = None
+    #: a model policy's system message (a recipe trained with one is evaluated with it)
+    system_prompt: str | None = None
     sampling: Sampling = Sampling()
     concurrency: int = 1
     batch_size: int = 32
@@ -76,7 +78,8 @@ class EvalRequest:
         return Suite(name=suite.name, version=suite.version, entries=entries, description=suite.description)
 
     def make_policy(self) -> Policy:
-        return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model)
+        return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model,
+                           system_prompt=self.system_prompt)
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,8 @@ def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, polic
 
         policy.close()
         return run_plan_on_ray(plan, request.policy, seed=request.seed, sampling=request.sampling,
-                               model=request.model, address=request.ray, remote=request.remote,
+                               model=request.model, system_prompt=request.system_prompt, address=request.ray,
+                               remote=request.remote,
                                results_path=path, on_episode=on_episode, stop=stop)
     policies = iter([policy])
     return run_plan(plan, lambda: next(policies, None) or request.make_policy(), concurrency=request.concurrency,

@@ -32,9 +32,12 @@ class PlannedEpisode:
     def key(self, policy: Policy) -> str:
         """What identifies this episode's result in a results file; stable across runs and machines."""
         sampling = policy.sampling.as_dict() if policy.sampling is not None else None
+        # only when set: the keys of runs without one (every earlier results file) stay as they were
+        system = getattr(policy, "system_prompt", None)
         return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
                            "policy": policy.name, "model": policy.model, "sampling": sampling,
-                           "env_kwargs": dict(self.env_kwargs)}, sort_keys=True, separators=(",", ":"))
+                           "env_kwargs": dict(self.env_kwargs), **({"system_prompt": system} if system else {})},
+                          sort_keys=True, separators=(",", ":"))
 
 
 def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int]:

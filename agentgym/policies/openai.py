@@ -146,7 +146,8 @@ class OpenAIPolicy(ChatPolicy):
         self._client.close()
 
 
-def make_openai_policy(spec: str, *, model: str | None, sampling: Sampling | None) -> Policy | None:
+def make_openai_policy(spec: str, *, model: str | None, sampling: Sampling | None,
+                       system_prompt: str | None = None) -> Policy | None:
     """An ``OpenAIPolicy`` for ``openai:<base_url>``; None for any other spec."""
     if not spec.startswith("openai:"):
         return None
@@ -156,4 +157,4 @@ def make_openai_policy(spec: str, *, model: str | None, sampling: Sampling | Non
     if not model:
         raise ConfigError(f"Policy {spec!r} needs the served model's name: pass --model NAME "
                           "(the id the server lists at GET <base_url>/models).")
-    return OpenAIPolicy(base_url, model, sampling=sampling)
+    return OpenAIPolicy(base_url, model, sampling=sampling, system_prompt=system_prompt)

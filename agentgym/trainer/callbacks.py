@@ -1,5 +1,5 @@
 """The trainer's logging callback: one ``metrics.jsonl`` row and one console line per step, sampled episodes,
-and the echo-trap warning."""
+the echo-trap warning, and the warning that observation masking is off."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ logger = logging.getLogger("agentgym.trainer")
 
 
 class MetricsLog(TrainerCallback):
-    """One JSONL row per step (TRL's metrics + the rollouts'), a console line, the echo-trap warning."""
+    """One JSONL row per step (TRL's metrics + the rollouts'), a console line, the echo-trap warning, and the
+    masking-off warning at the start of training."""
 
     def __init__(self, config: TrainConfig, stats: RolloutStats, console: Any) -> None:
         self.config = config
@@ -33,6 +34,25 @@ class MetricsLog(TrainerCallback):
         self.history: list[tuple[float, float, float]] = []
         self.warned = False
 
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not self.config.mask_observations:
+            self._warn_unmasked()
+
+    def _warn_unmasked(self) -> None:
+        """Warn (``warnings``, the log, the console) and record it in ``metrics.jsonl``, once per run directory."""
+        message = ("mask_observations is off: observation tokens (tool outputs, env text and the chat glue around "
+                   "them) are trained on as if the model had written them. This setting exists only for the masking "
+                   "ablation; a real run keeps observations masked.")
+        warnings.warn(message, UserWarning, stacklevel=2)
+        logger.warning(message)
+        if self.console is not None:
+            self.console.print(f"WARNING: {message}", highlight=False)
+        if self.path.is_file() and '"warning": "observation_masking_off"' in self.path.read_text(encoding="utf-8"):
+            return  # a resumed run: recorded when it started
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"step": 0, "warning": "observation_masking_off", "message": message}) + "\n")
+
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.step_start = time.perf_counter()
 
@@ -42,8 +62,7 @@ class MetricsLog(TrainerCallback):
             return  # the end-of-training summary
         rollout = self.stats.summary()
         self._write_samples(state.global_step)
-        self.stats.episodes.clear()
-        self.stats.seconds = 0.0
+        self.stats.clear()
         row = {"step": state.global_step, "reward_mean": logs.get("reward"), "reward_std": logs.get("reward_std"),
                "entropy": logs.get("entropy"), "kl": logs.get("kl"),
                "clip_ratio": logs.get("clip_ratio/region_mean"), "loss": logs.get("loss"),
@@ -60,8 +79,9 @@ class MetricsLog(TrainerCallback):
         errors = int(row.get("rollout_errors") or 0)
         return (f"step {row['step']:>4}/{self.config.steps}  reward {_fmt(row['reward_mean'])} "
                 f"± {_fmt(row['reward_std'])}  success {_fmt(row.get('success'))}  entropy {_fmt(row['entropy'])}"
-                f"  turns {_fmt(row.get('turns'))}  tokens {int(row.get('tokens_model', 0))}/"
-                f"{int(row.get('tokens_masked', 0))} masked  {row['step_time_s']:.1f} s"
+                f"  turns {_fmt(row.get('turns'))}  tool calls {_fmt(row.get('tool_call_rate'))}"
+                f"  tokens {int(row.get('tokens_model', 0))}/{int(row.get('tokens_masked', 0))} obs"
+                f"  masked {_fmt(row.get('masked_share'))}  {row['step_time_s']:.1f} s"
                 + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else ""))
 
     def _write_samples(self, step: int) -> None:

@@ -76,6 +76,10 @@ class TrainConfig:
         "append: an observation continues the model's turn (Search-R1); chat: it comes back as a message of its "
         "own (a tool message after function calls), as the eval sends it."))
     system_prompt: str | None = field(default=None, metadata=_doc("A system message before every task prompt."))
+    mask_observations: bool = field(default=True, metadata=_doc(
+        "Keep observation tokens (and the chat glue around them) out of the loss. Off exists only for the masking "
+        "ablation (docs/training/README.md): the env's text is then trained on as if the model had written it, "
+        "and the trainer warns."))
     lora: bool = field(default=False, metadata=_doc("Train LoRA adapters (PEFT); final/ holds the merged model."))
     lora_r: int = field(default=16, metadata=_doc("LoRA rank."))
     lora_alpha: int = field(default=32, metadata=_doc("LoRA alpha."))

@@ -11,7 +11,9 @@ trains nothing: its reward is None, which TRL leaves out of its group's
 baseline (advantage 0), its mask is all 0, its env is replaced, and the step's
 metrics count it (``rollout_errors``). TRL is pinned (``rollout_func`` is
 experimental there) and the mask's effect is tested at gradient level
-(``tests/trainer``).
+(``tests/trainer``). ``mask_observations=False`` puts every completion token in
+the loss: it exists only for the masking ablation, and the logging callback
+warns when it is off.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import os
 import random
 import time
@@ -134,10 +137,19 @@ class _Rollouts:
         """TRL's columns. A failed episode trains nothing: its tokens are masked out and its reward is None."""
         eos = self.tokenizer.eos_token_id
         completions = [e.completion_ids or [eos] for e in episodes]
+        masks = [self._loss_mask(e, len(c)) for e, c in zip(episodes, completions)]
+        self.stats.loss_masks += masks
         return {"prompt_ids": [e.prompt_ids or self.glue.prompt_ids("") for e in episodes],  # reset failed: empty
-                "completion_ids": completions,
-                "env_mask": [[0] * len(c) if e.failed else e.mask or [0] for e, c in zip(episodes, completions)],
-                "logprobs": _logprobs(episodes), "env_reward": [None if e.failed else e.reward for e in episodes]}
+                "completion_ids": completions, "env_mask": masks,
+                "logprobs": _logprobs(episodes, mask_observations=self.config.mask_observations),
+                "env_reward": [None if e.failed else e.reward for e in episodes]}
+
+    def _loss_mask(self, episode: Episode, length: int) -> list[int]:
+        """1 where a completion token counts in the loss: the model's own tokens, or every token of the episode
+        with ``mask_observations`` off (the ablation); none of a failed episode's."""
+        if episode.failed or not episode.completion_ids:  # nothing played: the stand-in end token trains nothing
+            return [0] * length
+        return episode.mask if self.config.mask_observations else [1] * length
 
     def _replace_failed(self, envs: Sequence[Any], episodes: Sequence[Episode]) -> None:
         """Close the env of each failed episode (its state is unknown) so the next step makes a fresh one; a step
@@ -166,11 +178,18 @@ def _close(env: Any) -> None:
         logger.warning("Closing an env failed: %s", e)
 
 
-def _logprobs(episodes: Sequence[Episode]) -> list[list[float]] | None:
-    """The sampler's per-token log-probabilities when every episode has them (vLLM), else None."""
+def _logprobs(episodes: Sequence[Episode], *, mask_observations: bool = True) -> list[list[float]] | None:
+    """The sampler's per-token log-probabilities when every episode has them (vLLM), else None.
+
+    The sampler never scored an observation token (0.0 stands in); with observation masking off such a token
+    is in the loss, so it gets NaN, which TRL's vLLM importance-sampling correction reads as "unknown" (ratio 1).
+    """
     if not episodes or any(e.logprobs is None or len(e.logprobs) != len(e.completion_ids) for e in episodes):
         return None
-    return [list(e.logprobs) or [0.0] for e in episodes]  # type: ignore[arg-type]
+    if mask_observations:
+        return [list(e.logprobs) or [0.0] for e in episodes]  # type: ignore[arg-type]
+    return [[p if m else math.nan for p, m in zip(e.logprobs, e.mask)] or [0.0]  # type: ignore[arg-type]
+            for e in episodes]
 
 
 def _require() -> None:

@@ -1,8 +1,12 @@
-"""Training curves: draw a run directory's ``metrics.jsonl`` as PNGs in ``<run_dir>/plots/``.
+"""Training curves: draw a run directory's ``metrics.jsonl`` as PNGs in ``<run_dir>/plots/``, or several runs
+on one figure.
 
 ``metrics.jsonl`` holds one JSON object per optimizer step (``step``,
 ``reward_mean``, ``kl`` ...); any key may be missing or null in a row, and eval
 rows carry ``eval/``-prefixed keys, drawn as markers on the matching panel.
+``plot_runs`` draws the ``COMPARE_PANELS`` (reward, success, tool-call rate,
+masked-token share) of several runs, one line and legend entry per run (the
+masking ablation against its recipe, two seeds).
 Figures are drawn with matplotlib's Agg renderer, without pyplot's global state.
 """
 
@@ -17,7 +21,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
-__all__ = ["METRICS_FILE", "PANELS", "Panel", "plot_run", "read_metrics"]
+__all__ = ["COMPARE_PANELS", "METRICS_FILE", "PANELS", "Panel", "plot_run", "plot_runs", "read_metrics"]
 
 METRICS_FILE = "metrics.jsonl"
 EVAL_PREFIX = "eval/"
@@ -41,8 +45,17 @@ PANELS: tuple[Panel, ...] = (
     Panel("KL to reference", ("kl",)),
     Panel("clip ratio", ("clip_ratio",)),
     Panel("turns & tool calls", ("turns", "tool_calls")),
-    Panel("tokens (model / masked)", ("tokens_model", "tokens_masked")),
+    Panel("tool-call rate (episodes with a call)", ("tool_call_rate",)),
+    Panel("tokens (model / observation)", ("tokens_model", "tokens_masked")),
+    Panel("masked-token share (out of the loss)", ("masked_share",)),
     Panel("step time (s)", ("step_time_s",)),
+)
+#: what ``plot_runs`` draws for each run
+COMPARE_PANELS: tuple[Panel, ...] = (
+    Panel("reward (mean)", ("reward_mean",)),
+    Panel("success", ("success",)),
+    Panel("tool-call rate (episodes with a call)", ("tool_call_rate",)),
+    Panel("masked-token share (out of the loss)", ("masked_share",)),
 )
 
 Series = tuple[list[float], list[float]]
@@ -95,6 +108,28 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     return written
 
 
+def plot_runs(run_dirs: list[str | Path], out: str | Path | None = None) -> Path:
+    """Draw several runs on one figure: the ``COMPARE_PANELS``, one line per run, labelled with its directory's
+    name (its path when names repeat). Written to ``out`` [default: ``<first run>/plots/compare.png``]."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise DependencyNotInstalled("matplotlib (for training plots)", "pip install matplotlib")
+    if not run_dirs:
+        raise ConfigError("plot_runs needs at least one run directory.")
+    paths = [Path(d) for d in run_dirs]
+    names = [p.name for p in paths]
+    labels = names if len(set(names)) == len(names) else [str(p) for p in paths]
+    runs = [(label, read_metrics(path)) for label, path in zip(labels, paths)]
+    figure = _figure(2, 2, width_in=12.0, height_in=7.0)
+    for axes, panel in zip(figure.axes, COMPARE_PANELS):
+        [key] = panel.keys
+        for index, (label, rows) in enumerate(runs):
+            _draw_key(axes, rows, key, color=f"C{index}", label=label)
+        _finish(axes, panel.title)
+    target = Path(out) if out is not None else paths[0] / "plots" / "compare.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _save(figure, target)
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
@@ -141,23 +176,33 @@ def _overview(rows: list[dict[str, Any]], panels: list[Panel]) -> Any:
 def _draw(axes: Any, rows: list[dict[str, Any]], panel: Panel) -> None:
     for index, key in enumerate(panel.keys):
         color = f"C{index}"
-        steps, values = _series(rows, key)
-        if steps:
-            axes.plot(steps, values, color=color, linewidth=1.2, label=key)
-            if len(values) >= SMOOTH_MIN_POINTS:
-                window = max(5, len(values) // 20)
-                axes.plot(steps, _moving_average(values, window), color=color, alpha=0.6, linestyle="--", linewidth=1.2,
-                          label=f"{key} (avg of {window})")
+        _draw_key(axes, rows, key, color=color, label=key)
         if panel.band and index == 0:
             _draw_band(axes, rows, key, panel.band, color)
-        eval_steps, eval_values = _series(rows, EVAL_PREFIX + key)
-        if eval_steps:
-            axes.plot(eval_steps, eval_values, linestyle="none", marker="o", markersize=5, color=color,
-                      markeredgecolor="black", label=EVAL_PREFIX + key)
-    axes.set_title(panel.title)
+    _finish(axes, panel.title)
+
+
+def _draw_key(axes: Any, rows: list[dict[str, Any]], key: str, *, color: str, label: str) -> None:
+    """``key``'s line (with a moving average over a long series) and its eval markers, named ``label``."""
+    steps, values = _series(rows, key)
+    if steps:
+        axes.plot(steps, values, color=color, linewidth=1.2, label=label)
+        if len(values) >= SMOOTH_MIN_POINTS:
+            window = max(5, len(values) // 20)
+            axes.plot(steps, _moving_average(values, window), color=color, alpha=0.6, linestyle="--", linewidth=1.2,
+                      label=f"{label} (avg of {window})")
+    eval_steps, eval_values = _series(rows, EVAL_PREFIX + key)
+    if eval_steps:
+        axes.plot(eval_steps, eval_values, linestyle="none", marker="o", markersize=5, color=color,
+                  markeredgecolor="black", label=f"{label} ({EVAL_PREFIX}{key})" if label != key else EVAL_PREFIX + key)
+
+
+def _finish(axes: Any, title: str) -> None:
+    axes.set_title(title)
     axes.set_xlabel("step")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small")
 
 
 def _draw_band(axes: Any, rows: list[dict[str, Any]], key: str, band: str, color: str) -> None:

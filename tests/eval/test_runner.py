@@ -320,3 +320,18 @@ def test_summary_intervals_match_hand_computed_values():
     perfect = summarize([{"reward": 1.0, "correct": True}] * 5)
     assert perfect["success_rate_ci_high"] == 1.0 and perfect["success_rate_ci_low"] == pytest.approx(0.5655, abs=1e-4)
     assert summarize([])["episodes"] == 0
+
+
+def test_a_system_prompt_reaches_model_policies_and_keys_their_results():
+    """`agentgym eval --system-prompt`: a recipe trained with a system message is evaluated with it; its episodes
+    are keyed apart from the same run without one, and the keys of runs without one are as they always were."""
+    from agentgym.eval.command import EvalRequest
+
+    plan = plan_episodes([SuiteEntry(MATH, "test", 1)], seed=0)
+    request = EvalRequest(policy="openai:http://127.0.0.1:9/v1", model="m", system_prompt="Use the tool.")
+    with_prompt, without = request.make_policy(), make_policy("openai:http://127.0.0.1:9/v1", model="m")
+    assert with_prompt.system_prompt == "Use the tool." and without.system_prompt is None
+    assert json.loads(plan[0].key(with_prompt))["system_prompt"] == "Use the tool."
+    assert "system_prompt" not in json.loads(plan[0].key(without))
+    with pytest.raises(ConfigError, match="The oracle policy reads no prompt"):
+        make_policy("oracle", system_prompt="Use the tool.")

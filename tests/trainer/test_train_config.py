@@ -104,3 +104,18 @@ def test_the_config_is_frozen_and_replace_checks_again():
     with pytest.raises(ConfigError, match="group_size must be >= 2"):
         dataclasses.replace(config, group_size=1)
     assert grpo.TrainConfig is TrainConfig and grpo.load_config is load_config  # the old import path
+
+
+def test_observation_masking_is_on_unless_the_ablation_turns_it_off(tmp_path, trained):
+    assert TrainConfig().mask_observations is True
+    command = typer.main.get_command(app).commands["train"]
+    [param] = [p for p in command.params if p.name == "mask_observations"]
+    assert "--no-mask-observations" in param.secondary_opts and "only for the masking ablation" in param.help
+    path = tmp_path / "ablation.yaml"
+    path.write_text("env: agentgym/MathTool-v0\nmask_observations: false\n")
+    assert _train("--config", str(path)).exit_code == 0
+    assert _train("--config", str(path), "--mask-observations").exit_code == 0
+    assert _train("--no-mask-observations").exit_code == 0
+    assert [c.mask_observations for c in trained] == [False, True, False]
+    with pytest.raises(ConfigError, match="mask_observations must be bool"):
+        load_config(None, mask_observations="no")

@@ -28,17 +28,21 @@ def _toy_trainer(tmp_path, smollm2_tokenizer, model, **overrides):
     return build_trainer(config, model=model, tokenizer=smollm2_tokenizer, specs=specs)
 
 
-def test_observation_tokens_get_exactly_zero_gradient(tmp_path, smollm2_tokenizer):
-    """The gradient reaching the final hidden state at each position (which feeds only that position's
-    prediction) is exactly zero where the next token is an observation or padding token."""
+def _gradients_by_token(tmp_path, smollm2_tokenizer, **overrides):
+    """One real TRL step of the toy env (batch 4, two micro-batches), recording the gradient reaching the final
+    hidden state at each position (which feeds only that position's prediction).
+
+    Returns what the rollout function handed TRL, the episodes' own observation masks (1 = model token), and one
+    ``(episode, token, gets_gradient)`` triple per completion token, padding included."""
     model = tiny_model(smollm2_tokenizer, seed=1)
-    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, model, micro_batch=2)
-    outputs, inputs, grads = [], [], []
+    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, model, micro_batch=2, **overrides)
+    outputs, episode_masks, inputs, grads = [], [], [], []
     original = trainer.rollout_func
 
     def recording(prompts, trainer_):
         out = original(prompts, trainer_)
         outputs.append(out)
+        episode_masks.extend(list(e.mask) for e in rollouts.stats.episodes[-len(prompts):])
         return out
 
     trainer.rollout_func = recording
@@ -57,26 +61,56 @@ def test_observation_tokens_get_exactly_zero_gradient(tmp_path, smollm2_tokenize
     rollouts.close()
 
     [out] = outputs
-    assert any(0 in m for m in out["env_mask"]) and len(set(out["env_reward"])) > 1
+    assert any(0 in m for m in episode_masks) and len(set(out["env_reward"])) > 1
     assert len(inputs) == len(grads) == 2  # two micro-batches of 2
     width = max(len(ids) for ids in out["completion_ids"])  # TRL pads completions to the batch's longest
-    seen, model_positions = set(), 0
+    tokens = []
     for input_ids, grad in zip(inputs, reversed(grads)):  # backward runs after each forward: same order
         length = input_ids.shape[1]
         for row in range(input_ids.shape[0]):
             completion = input_ids[row, length - width:].tolist()
             # TRL may reorder the batch: find this row's episode by its completion
             [k] = [k for k, ids in enumerate(out["completion_ids"]) if completion[:len(ids)] == ids]
-            seen.add(k)
-            mask = out["env_mask"][k] + [0] * (width - len(out["env_mask"][k]))
-            for j in range(width):
-                nonzero = int(torch.count_nonzero(grad[row, length - width - 1 + j]))
-                if mask[j] == 0:
-                    assert nonzero == 0, f"observation/padding token {j} of episode {k} got a gradient"
-                else:
-                    model_positions += nonzero > 0
-    assert seen == {0, 1, 2, 3}
+            tokens += [(k, j, bool(torch.count_nonzero(grad[row, length - width - 1 + j]))) for j in range(width)]
+    assert {k for k, _, _ in tokens} == {0, 1, 2, 3}
+    return out, episode_masks, tokens
+
+
+def test_observation_tokens_get_exactly_zero_gradient(tmp_path, smollm2_tokenizer):
+    """The gradient reaching the final hidden state at each position is exactly zero where the next token is an
+    observation or padding token."""
+    out, episode_masks, tokens = _gradients_by_token(tmp_path, smollm2_tokenizer)
+    assert out["env_mask"] == episode_masks  # the loss mask TRL gets is the observation mask
+    model_positions = 0
+    for k, j, gets_gradient in tokens:
+        mask = out["env_mask"][k]
+        if j >= len(mask) or mask[j] == 0:
+            assert not gets_gradient, f"observation/padding token {j} of episode {k} got a gradient"
+        else:
+            model_positions += gets_gradient
     assert model_positions > 0  # and the model's own tokens do get one
+
+
+def test_without_observation_masking_observation_tokens_get_a_gradient(tmp_path, smollm2_tokenizer):
+    """The ablation (mask_observations=False): every token of an episode is in the loss, so the observation tokens
+    get a gradient wherever the model's own tokens of that episode do; padding still gets none. The trainer warns,
+    and metrics.jsonl records it once."""
+    with pytest.warns(UserWarning, match="mask_observations is off"):
+        out, episode_masks, tokens = _gradients_by_token(tmp_path, smollm2_tokenizer, mask_observations=False)
+    assert out["env_mask"] == [[1] * len(m) for m in episode_masks] != episode_masks
+    trained = {k for k, j, gets_gradient in tokens if gets_gradient}
+    observations = 0
+    for k, j, gets_gradient in tokens:
+        if j >= len(episode_masks[k]):
+            assert not gets_gradient, f"padding token {j} of episode {k} got a gradient"
+        elif episode_masks[k][j] == 0 and k in trained:
+            assert gets_gradient, f"observation token {j} of episode {k} got no gradient"
+            observations += 1
+    assert observations > 0
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["warning"] for r in rows if "warning" in r] == ["observation_masking_off"]
+    [step] = [r for r in rows if "warning" not in r]
+    assert step["masked_share"] == 0.0  # nothing left out of the loss (no episode failed)
 
 
 def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
@@ -90,8 +124,10 @@ def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
     for row in rows:
-        assert row["turns"] == 2.0 and row["tool_calls"] == 2.0
+        assert row["turns"] == 2.0 and row["tool_calls"] == 2.0 and row["tool_call_rate"] == 1.0
         assert row["tokens_model"] > 0 and row["tokens_masked"] > 0
+        # observation masking on: the share of completion tokens out of the loss is the observations' share
+        assert row["masked_share"] == pytest.approx(row["tokens_masked"] / (row["tokens_model"] + row["tokens_masked"]))
         assert 0.0 <= row["reward_mean"] <= 1.0 and row["entropy"] > 0 and row["step_time_s"] > 0
         assert row["reward_mean"] == pytest.approx(row["env_reward"], rel=1e-6)  # TRL's reward is the env's, unchanged
     samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentgym.errors import ConfigError
-from agentgym.trainer.plot import METRICS_FILE, PANELS, plot_run, read_metrics
+from agentgym.trainer.plot import COMPARE_PANELS, METRICS_FILE, PANELS, plot_run, plot_runs, read_metrics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 STEPS = 40
@@ -111,4 +111,78 @@ def test_every_panel_key_is_a_documented_metric():
     keys = [k for p in PANELS for k in p.keys]
     assert len(keys) == len(set(keys))
     assert set(keys) | {"reward_std"} == {"reward_mean", "reward_std", "success", "entropy", "kl", "clip_ratio",
-                                          "turns", "tool_calls", "tokens_model", "tokens_masked", "step_time_s"}
+                                          "turns", "tool_calls", "tool_call_rate", "tokens_model", "tokens_masked",
+                                          "masked_share", "step_time_s"}
+    assert [k for p in COMPARE_PANELS for k in p.keys] == ["reward_mean", "success", "tool_call_rate", "masked_share"]
+    assert {k for p in COMPARE_PANELS for k in p.keys} <= set(keys)
+
+
+def _run(run_dir: Path, *, masked: bool, steps: int = 30) -> Path:
+    run_dir.mkdir(parents=True)
+    rows = [{"step": s, "reward_mean": 0.01 * s, "success": 0.01 * s, "tool_call_rate": min(1.0, 0.05 * s),
+             "masked_share": 0.4 if masked else 0.0, "entropy": 1.0} for s in range(1, steps + 1)]
+    if not masked:
+        rows.insert(0, {"step": 0, "warning": "observation_masking_off", "message": "..."})
+    _write(run_dir, rows)
+    return run_dir
+
+
+def _legends(figure) -> list[list[str]]:
+    return [[t.get_text() for t in axes.get_legend().get_texts()] for axes in figure.axes]
+
+
+def test_plot_runs_draws_every_run_on_one_figure(tmp_path, monkeypatch):
+    """Several runs (the recipe and its masking ablation): four panels, one line and legend entry per run each."""
+    from agentgym.trainer import plot as plot_module
+
+    drawn = []
+    save = plot_module._save
+    monkeypatch.setattr(plot_module, "_save", lambda figure, path: drawn.append(figure) or save(figure, path))
+    masked, ablation = _run(tmp_path / "masked", masked=True), _run(tmp_path / "unmasked", masked=False)
+    path = plot_runs([masked, ablation])
+    assert path == masked / "plots" / "compare.png"
+    width, height = _png_size(path)
+    assert width >= 1000 and height >= 600 and path.stat().st_size > 20_000
+    [figure] = drawn
+    assert [axes.get_title() for axes in figure.axes] == [p.title for p in COMPARE_PANELS]
+    for axes, legend in zip(figure.axes, _legends(figure)):
+        assert legend == ["masked", "masked (avg of 5)", "unmasked", "unmasked (avg of 5)"]
+        # the masked-token panel: 0.4 for the recipe, 0 for the ablation (the warning row draws nothing)
+        if axes.get_title().startswith("masked-token"):
+            assert [set(line.get_ydata()) for line in axes.get_lines()[::2]] == [{0.4}, {0.0}]
+
+
+def test_plot_runs_names_runs_by_path_when_their_names_repeat(tmp_path, monkeypatch):
+    from agentgym.trainer import plot as plot_module
+
+    drawn = []
+    monkeypatch.setattr(plot_module, "_save", lambda figure, path: drawn.append(figure) or path)
+    first, second = _run(tmp_path / "seed0" / "run", masked=True, steps=3), _run(tmp_path / "seed1" / "run",
+                                                                                  masked=True, steps=3)
+    out = tmp_path / "figures" / "both.png"
+    assert plot_runs([first, second], out) == out
+    assert _legends(drawn[0])[0] == [str(first), str(second)]
+
+
+def test_plot_runs_needs_readable_runs(tmp_path):
+    with pytest.raises(ConfigError, match="at least one run directory"):
+        plot_runs([])
+    with pytest.raises(ConfigError, match="No .*metrics.jsonl"):
+        plot_runs([_run(tmp_path / "a", masked=True), tmp_path / "missing"])
+
+
+def test_agentgym_plot_takes_several_run_directories(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentgym.cli import app
+
+    runner = CliRunner()
+    first, second = _run(tmp_path / "a", masked=True, steps=3), _run(tmp_path / "b", masked=False, steps=3)
+    out = tmp_path / "compare.png"
+    result = runner.invoke(app, ["plot", str(first), str(second), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 runs" in result.output and _png_size(out)[0] >= 1000
+    result = runner.invoke(app, ["plot", str(first), "--out", str(out)])
+    assert isinstance(result.exception, ConfigError) and "--out is for several runs" in str(result.exception)
+    result = runner.invoke(app, ["plot", str(first)])
+    assert result.exit_code == 0 and (first / "plots" / "curves.png").is_file()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 
 import gymnasium as gym
 import pytest
@@ -72,6 +73,13 @@ def test_episode_logprobs_line_up_with_the_completion(smollm2_tokenizer):
         assert all(lp == 0.0 for lp, m in zip(episode.logprobs, episode.mask) if m == 0)
         assert episode.tokens_masked > 0
     assert _logprobs(episodes) == [e.logprobs for e in episodes]
+    # observation masking off (the ablation): observation tokens are in the loss but were never sampled, so they
+    # carry NaN, which TRL's importance-sampling correction leaves uncorrected (ratio 1), not a made-up 0.0
+    unmasked = _logprobs(episodes, mask_observations=False)
+    for episode, logprobs in zip(episodes, unmasked):
+        assert [lp for lp, m in zip(logprobs, episode.mask) if m] == [lp for lp, m in zip(episode.logprobs,
+                                                                                         episode.mask) if m]
+        assert all(math.isnan(lp) for lp, m in zip(logprobs, episode.mask) if not m)
     episodes[1].logprobs = None  # a backend without log-probabilities: TRL gets None, not a partial list
     assert _logprobs(episodes) is None
 

@@ -152,3 +152,29 @@ def test_reasoning_gym_config_and_its_errors():
         env.close()
     with pytest.raises(ConfigError, match="reasoning_gym_config needs reasoning_gym"):
         agentgym.make("agentgym/MathTool-v0", reasoning_gym_config={"chain_sum": {}})
+
+
+def test_tool_use_recipe_task_needs_the_tool_and_the_tool_solves_it():
+    """The task of docs/training/mathtool-tooluse.yaml (issue 22): products of two 4-digit numbers, train and test
+    disjoint; one python call and its printed value as the answer earns reward 1, a near miss 0."""
+    import re
+
+    env = agentgym.make("agentgym/MathTool-v0", reasoning_gym=["products"], action_format="tags", max_turns=3,
+                        reasoning_gym_config={"products": {"min_terms": 2, "max_terms": 2, "min_digits": 4,
+                                                           "max_digits": 4}}).unwrapped
+    try:
+        train, test = env.tasks.tasks("train"), env.tasks.tasks("test")
+        assert len(train) == 200 and len(test) >= 190
+        assert not {t.prompt for t in train} & {t.prompt for t in test}
+        for task in test[:3]:
+            env.reset(options={"task_id": task.id})
+            a, b = re.search(r"(\d{4}) \* (\d{4})", task.prompt).groups()
+            _, _, terminated, _, info = env.step(f"<code>print({a} * {b})</code>")
+            assert not terminated and info["tool_outputs"] == [f"{int(a) * int(b)}\n"]
+            _, reward, terminated, _, _ = env.step(f"<answer>{int(a) * int(b)}</answer>")
+            assert terminated and reward == 1.0
+            env.reset(options={"task_id": task.id})
+            _, reward, terminated, _, _ = env.step(f"<answer>{int(a) * int(b) + 10}</answer>")
+            assert terminated and reward == 0.0
+    finally:
+        env.close()

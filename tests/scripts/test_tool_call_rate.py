@@ -1,0 +1,31 @@
+"""scripts/tool_call_rate.py: the base model's tool-call rate on a recipe, through the trainer's rollout code."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+from helpers.gates import requires_smollm2, requires_train
+
+pytestmark = [requires_smollm2, requires_train, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_tool_use_recipe_base_model_calls_the_tool_on_a_held_out_problem(tmp_path):
+    """Greedy, the default model with the recipe's worked-example system prompt solves held-out problem 0
+    (1497 * 3340) through the tool; without the system prompt it never calls the tool."""
+    main = runpy.run_path(str(ROOT / "scripts" / "tool_call_rate.py"))["main"]
+    recipe = str(ROOT / "docs" / "training" / "mathtool-tooluse.yaml")
+    out = tmp_path / "episodes.jsonl"
+    report = main(["--config", recipe, "--split", "test", "--tasks", "1", "--samples", "2", "--temperature", "0",
+                   "--episodes-out", str(out)])
+    assert report["episodes"] == 2 and report["groups"] == 1 and report["groups_with_signal"] == 0  # greedy: alike
+    assert report["tool_call_rate"] == report["success"] == report["success_with_tool"] == 1.0
+    [first, _] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert first["turns"][0] == "<code>print(1497 * 3340)</code>" and "4999980" in first["observations"][0]
+    bare = main(["--config", recipe, "--split", "test", "--tasks", "1", "--samples", "1", "--temperature", "0",
+                 "--no-system-prompt"])
+    assert bare["tool_call_rate"] == bare["success"] == 0.0

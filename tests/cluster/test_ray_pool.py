@@ -203,15 +203,7 @@ def test_agentgym_serve_on_ray_passes_the_conformance_checks_and_survives_a_node
         outcomes = []
         for seed, client in enumerate(clients):
             try:
-                twin = agentgym.make(SEARCH).unwrapped
-                twin.reset(seed=seed)
-                while True:
-                    action = twin.oracle_action()
-                    twin.step(action)
-                    step = client.step(action)
-                    if step[2] or step[3]:
-                        outcomes.append(step[1])
-                        break
+                outcomes.append(_play_to_the_end(client, seed)[1])
             except RemoteEnvError as e:
                 assert e.status_code == 410 and e.code == "session_lost" and "died" in str(e)
                 outcomes.append("lost")

@@ -285,6 +285,32 @@ def _last_checkpoint(output_dir: Path) -> str | None:
     return str(checkpoints[-1]) if checkpoints else None
 
 
+def drop_logged_after(output_dir: Path, step: int) -> int:
+    """Remove the rows of ``metrics.jsonl`` and ``samples.jsonl`` logged after ``step``: a run that stopped
+    between checkpoints trains those steps again on resume, and each step must appear once. Returns how many
+    rows were dropped."""
+    dropped = 0
+    for name in ("metrics.jsonl", "samples.jsonl"):
+        path = output_dir / name
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = []
+        for line in lines:
+            try:
+                row_step = json.loads(line).get("step", 0)
+            except (ValueError, AttributeError):
+                row_step = None  # a line cut short by the stop: dropped too
+            if isinstance(row_step, int) and row_step <= step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+        dropped += len(lines) - len(kept)
+        if len(kept) != len(lines):
+            tmp = path.with_suffix(".jsonl.tmp")
+            tmp.write_text("".join(kept), encoding="utf-8")
+            tmp.replace(path)
+    return dropped
+
+
 def train(config: TrainConfig, *, console: Any = None) -> Path:
     """Run GRPO; returns the directory of the final model (``output_dir/final``)."""
     trainer, rollouts = build_trainer(config, console=console)
@@ -292,6 +318,11 @@ def train(config: TrainConfig, *, console: Any = None) -> Path:
     resume = _last_checkpoint(out) if config.resume else None
     if config.resume and resume is None and console is not None:
         console.print(f"No checkpoint in {out} to resume from; starting fresh.")
+    if resume is not None:
+        dropped = drop_logged_after(out, int(Path(resume).name.split("-")[-1]))
+        if dropped and console is not None:
+            console.print(f"Resuming from {resume}: dropped {dropped} log rows of the steps after it "
+                          "(they are trained again).")
     try:
         trainer.train(resume_from_checkpoint=resume)
     finally:

@@ -25,12 +25,21 @@ def test_train_resume_and_plot_with_the_default_model(tmp_path):
     assert "step    1/1" in result.output
     assert (run / "checkpoint-1").is_dir() and (run / "final" / "model.safetensors").is_file()
     assert json.loads((run / "train_config.json").read_text())["model"] == "smollm2"
+    # a run stopped after logging step 2 but before its checkpoint (and mid-line): resuming trains step 2 again,
+    # and its stale rows must not stay beside the new ones
+    with (run / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({"step": 2, "reward_mean": 0.5, "stale": True}) + "\n" + '{"step": 3, "rew')
+    with (run / "samples.jsonl").open("a") as f:
+        f.write(json.dumps({"step": 2, "stale": True}) + "\n")
     # resume: a second step continues from checkpoint-1
     result = runner.invoke(app, ["train", "--config", str(config), "--steps", "2", "--output-dir", str(run),
                                  "--resume"])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
+    assert "stale" not in rows[1] and "Resuming from" in result.output
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert {s["step"] for s in samples} == {1, 2} and not any("stale" in s for s in samples)
     assert all(r["turns"] >= 1 and r["tokens_model"] > 0 and r["entropy"] > 0 for r in rows)
     result = runner.invoke(app, ["plot", str(run)])
     assert result.exit_code == 0, result.output

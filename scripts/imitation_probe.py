@@ -1,0 +1,133 @@
+"""Does a trained model imitate its tool's output? The masking ablation's probe (issue 22).
+
+Plays a recipe's held-out tasks greedily with ``--reference`` through the
+trainer's own rollout code (``play_episodes`` + ``ChatGlue``, the recipe's
+system prompt, observation style and budgets), keeps the episodes that called
+the tool, and scores those exact token sequences under each ``--models`` entry:
+the mean negative log-likelihood (nats a token) and the top-1 accuracy of
+
+- ``model``: the tokens the policy wrote (mask 1, what GRPO trains),
+- ``observation``: every observation token (mask 0: the chat glue, tags, the
+  interpreter's text),
+- ``interpreter_digits``: the digits inside ``<interpreter>...</interpreter>``,
+  i.e. the product the tool computed, which the policy cannot know.
+
+A model trained with observation tokens in its loss (``--no-mask-observations``)
+has been taught to predict those tokens as if it had written them: the probe
+shows how far it went. Prints one JSON object.
+
+    OMP_NUM_THREADS=1 python scripts/imitation_probe.py --config docs/training/mathtool-tooluse.yaml \\
+        --reference hf:runs/mathtool-tooluse/final \\
+        --models smollm2 hf:runs/mathtool-tooluse/final hf:runs/mathtool-tooluse-unmasked/final
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+
+def _segments(tokenizer: Any, ids: list[int], mask: list[int]) -> list[str]:
+    """Each completion token's class: ``model``, ``interpreter_digits`` or ``observation``."""
+    kinds: list[str] = []
+    inside = False
+    text = ""
+    for token, m in zip(ids, mask):
+        piece = tokenizer.decode([token])
+        if m:
+            kinds.append("model")
+            inside, text = False, ""
+            continue
+        text += piece
+        if inside and piece.strip().isdigit():
+            kinds.append("interpreter_digits")
+        else:
+            kinds.append("observation")
+        if "</interpreter>" in text:
+            inside, text = False, ""
+        elif "<interpreter>" in text:
+            inside = True
+    return kinds
+
+
+def score(model: Any, tokenizer: Any, episodes: list[Any], batch: int = 8) -> dict[str, dict[str, float]]:
+    import torch
+
+    totals: dict[str, list[float]] = {}
+    for start in range(0, len(episodes), batch):
+        chunk = episodes[start:start + batch]
+        seqs = [e.prompt_ids + e.completion_ids for e in chunk]
+        width = max(len(s) for s in seqs)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        input_ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs])
+        attention = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
+        with torch.no_grad():
+            logits = model(input_ids=input_ids, attention_mask=attention).logits
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        for row, e in enumerate(chunk):
+            kinds = _segments(tokenizer, e.completion_ids, e.mask)
+            offset = len(e.prompt_ids)
+            for i, (token, kind) in enumerate(zip(e.completion_ids, kinds)):
+                position = offset + i - 1  # the logits that predict this token
+                lp = logprobs[row, position]
+                bucket = totals.setdefault(kind, [0.0, 0.0, 0.0])
+                bucket[0] += -float(lp[token])
+                bucket[1] += float(int(lp.argmax()) == token)
+                bucket[2] += 1
+    return {kind: {"nll": round(s / n, 4), "top1": round(c / n, 4), "tokens": int(n)}
+            for kind, (s, c, n) in sorted(totals.items())}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="A training recipe (YAML of TrainConfig fields).")
+    parser.add_argument("--reference", required=True, help="The model that plays the episodes (hf:PATH, smollm2).")
+    parser.add_argument("--models", nargs="+", required=True, help="Models to score the episodes with.")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--tasks", type=int, default=100, help="The split's first N tasks.")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from agentgym.lm.local import load_for_training, resolve_model
+    from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
+    from agentgym.trainer.config import load_config
+    from agentgym.trainer.grpo import _make_env
+
+    config = load_config(args.config)
+    torch.set_num_threads(1)
+    model, tokenizer = load_for_training(resolve_model(args.reference))
+    model.eval()
+    env_id = config.env[0]
+    envs = [_make_env(config, env_id) for _ in range(args.tasks)]
+    try:
+        ids = [t.id for t in envs[0].unwrapped.tasks.tasks(args.split)][: args.tasks]
+        glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
+        generator = TransformersGenerator(model, tokenizer, temperature=0.0, top_p=1.0)
+        with torch.no_grad():
+            episodes = play_episodes(envs[: len(ids)], [TaskSpec(env_id, task_id=i) for i in ids], generator, glue,
+                                     max_turn_tokens=config.max_turn_tokens,
+                                     max_completion_tokens=config.max_completion_tokens, seed=config.seed)
+    finally:
+        for env in envs:
+            env.close()
+    with_tool = [e for e in episodes if e.tool_calls]
+    report: dict[str, Any] = {"reference": args.reference, "split": args.split, "episodes": len(episodes),
+                              "episodes_with_tool_call": len(with_tool), "scores": {}}
+    for name in args.models:
+        scorer, scorer_tokenizer = (model, tokenizer) if name == args.reference else \
+            load_for_training(resolve_model(name))
+        scorer.eval()
+        report["scores"][name] = score(scorer, scorer_tokenizer, with_tool)
+    for name, kinds in report["scores"].items():
+        for kind, s in kinds.items():
+            if not math.isfinite(s["nll"]):
+                raise SystemExit(f"{name}: a non-finite NLL on {kind} tokens")
+    print(json.dumps(report))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -52,4 +52,7 @@ for masking in mask no-mask; do
   agentgym eval --policy "hf:$OUT-$masking/final" --system-prompt "$SYSTEM" "${EVAL_ARGS[@]}" \
     --results "$OUT-$masking-eval.jsonl" --summary-json "$OUT-$masking-eval.json"
 done
+# does the unmasked model imitate the interpreter's output? (scores on CPU; docs/training/README.md)
+python scripts/imitation_probe.py --config "$RECIPE" --reference "hf:$OUT-mask/final" \
+  --models "$BASE" "hf:$OUT-mask/final" "hf:$OUT-no-mask/final" > "$OUT-imitation.json"
 python -m pytest -m gpu -q -p no:cacheprovider tests

@@ -92,27 +92,15 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from agentgym.lm.local import load_for_training, resolve_model
-    from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
     from agentgym.trainer.config import load_config
-    from agentgym.trainer.grpo import _make_env
+    from agentgym.trainer.grpo import play_recipe
 
     config = load_config(args.config)
     torch.set_num_threads(1)
     model, tokenizer = load_for_training(resolve_model(args.reference))
     model.eval()
-    env_id = config.env[0]
-    envs = [_make_env(config, env_id) for _ in range(args.tasks)]
-    try:
-        ids = [t.id for t in envs[0].unwrapped.tasks.tasks(args.split)][: args.tasks]
-        glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
-        generator = TransformersGenerator(model, tokenizer, temperature=0.0, top_p=1.0)
-        with torch.no_grad():
-            episodes = play_episodes(envs[: len(ids)], [TaskSpec(env_id, task_id=i) for i in ids], generator, glue,
-                                     max_turn_tokens=config.max_turn_tokens,
-                                     max_completion_tokens=config.max_completion_tokens, seed=config.seed)
-    finally:
-        for env in envs:
-            env.close()
+    episodes = play_recipe(config, model, tokenizer, split=args.split, tasks=args.tasks, temperature=0.0,
+                           system_prompt=config.system_prompt)
     with_tool = [e for e in episodes if e.tool_calls]
     report: dict[str, Any] = {"reference": args.reference, "split": args.split, "episodes": len(episodes),
                               "episodes_with_tool_call": len(with_tool), "scores": {}}

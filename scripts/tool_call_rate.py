@@ -38,9 +38,8 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from agentgym.lm.local import load_for_training, resolve_model
-    from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
     from agentgym.trainer.config import load_config
-    from agentgym.trainer.grpo import _make_env
+    from agentgym.trainer.grpo import play_recipe
 
     config = load_config(args.config)
     if args.action_format:
@@ -52,22 +51,10 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     model, tokenizer = load_for_training(resolve_model(config.model))
     model.eval()
-    env_id = config.env[0]
-    envs = [_make_env(config, env_id) for _ in range(args.tasks * args.samples)]
-    try:
-        ids = [t.id for t in envs[0].unwrapped.tasks.tasks(args.split)][: args.tasks]
-        specs = [TaskSpec(env_id, task_id=i) for i in ids for _ in range(args.samples)]
-        glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=system)
-        generator = TransformersGenerator(model, tokenizer, temperature=temperature, top_p=config.top_p)
-        start = time.perf_counter()
-        with torch.no_grad():
-            episodes = play_episodes(envs[: len(specs)], specs, generator, glue,
-                                     max_turn_tokens=config.max_turn_tokens,
-                                     max_completion_tokens=config.max_completion_tokens, seed=config.seed)
-        seconds = time.perf_counter() - start
-    finally:
-        for env in envs:
-            env.close()
+    start = time.perf_counter()
+    episodes = play_recipe(config, model, tokenizer, split=args.split, tasks=args.tasks, samples=args.samples,
+                           temperature=temperature, system_prompt=system)
+    seconds = time.perf_counter() - start
     n = len(episodes)
     groups = [episodes[i:i + args.samples] for i in range(0, n, args.samples)]
     called = [e for e in episodes if e.tool_calls]

@@ -57,6 +57,30 @@ def _make_env(config: TrainConfig, env_id: str) -> Any:
     return gym.make(env_id, **_env_kwargs(config), **({"remote": config.remote} if config.remote else {}))
 
 
+def play_recipe(config: TrainConfig, model: Any, tokenizer: Any, *, split: str, tasks: int, samples: int = 1,
+                temperature: float | None = None, system_prompt: str | None = None) -> list[Episode]:
+    """Play the first ``tasks`` tasks of ``split`` of the recipe's first env ``samples`` times each (a GRPO group
+    per task, in order), as ``agentgym train`` plays them: its env kwargs, observation style, turn and token
+    budgets, with ``system_prompt`` (pass ``config.system_prompt`` for the recipe's) at ``temperature`` (the
+    recipe's when None; 0 is greedy). For the scripts that measure a recipe's rollouts."""
+    import torch
+
+    env_id = config.env[0]
+    envs = [_make_env(config, env_id) for _ in range(tasks * samples)]
+    try:
+        ids = [t.id for t in envs[0].unwrapped.tasks.tasks(split)][:tasks]
+        specs = [TaskSpec(env_id, task_id=i) for i in ids for _ in range(samples)]
+        glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=system_prompt)
+        generator = TransformersGenerator(model, tokenizer, top_p=config.top_p,
+                                          temperature=config.temperature if temperature is None else temperature)
+        with torch.no_grad():
+            return play_episodes(envs[:len(specs)], specs, generator, glue, max_turn_tokens=config.max_turn_tokens,
+                                 max_completion_tokens=config.max_completion_tokens, seed=config.seed)
+    finally:
+        for env in envs:
+            env.close()
+
+
 def task_specs(config: TrainConfig) -> list[TaskSpec]:
     """The training tasks: each env's split (filtered by ``task_filter``), at most ``tasks`` per env."""
     specs: list[TaskSpec] = []
@@ -280,8 +304,12 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _checkpoint_step(path: str | Path) -> int:
+    return int(Path(path).name.split("-")[-1])
+
+
 def _last_checkpoint(output_dir: Path) -> str | None:
-    checkpoints = sorted(output_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    checkpoints = sorted(output_dir.glob("checkpoint-*"), key=_checkpoint_step)
     return str(checkpoints[-1]) if checkpoints else None
 
 
@@ -319,7 +347,7 @@ def train(config: TrainConfig, *, console: Any = None) -> Path:
     if config.resume and resume is None and console is not None:
         console.print(f"No checkpoint in {out} to resume from; starting fresh.")
     if resume is not None:
-        dropped = drop_logged_after(out, int(Path(resume).name.split("-")[-1]))
+        dropped = drop_logged_after(out, _checkpoint_step(resume))
         if dropped and console is not None:
             console.print(f"Resuming from {resume}: dropped {dropped} log rows of the steps after it "
                           "(they are trained again).")

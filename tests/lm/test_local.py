@@ -105,7 +105,7 @@ def test_second_resolve_reuses_the_cache(converted, monkeypatch):
     monkeypatch.setattr(trainer_model, "_convert_gguf", no_conversion)
     started = time.monotonic()
     assert resolve_model(cache_dir=converted.parent.parent) == str(converted)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 10  # a conversion would have raised above; this bounds the cache lookup
     assert weights.stat().st_mtime_ns == before
 
 

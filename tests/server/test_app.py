@@ -244,12 +244,12 @@ def test_slow_verifications_do_not_hold_up_the_event_loop(client, monkeypatch):
         health_s = time.monotonic() - start
         assert client.post(f"/v1/sessions/{sid}/step", json={"action": "<answer>x</answer>"}).status_code == 200
         assert all(f.result().status_code == 200 for f in running)
-    assert health_s < 0.1, health_s
+    assert health_s < 0.5, health_s  # 5x room over 0.1 s; a blocked loop would wait out a 1 s verification
 
 
 def test_slow_env_work_on_every_route_leaves_the_event_loop_free(monkeypatch):
     """Every route that runs env or verifier code runs it on the worker threads: while slow work runs on all of
-    them at once (create, reset, step, batch step, close, the AgentGym routes, verify), /healthz answers in < 100 ms."""
+    them at once (create, reset, step, batch step, close, the AgentGym routes, verify), /healthz answers in < 500 ms (100 ms, with room for a machine 5x slower)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from agentgym import verifiers
@@ -288,7 +288,7 @@ def test_slow_env_work_on_every_route_leaves_the_event_loop_free(monkeypatch):
             time.sleep(0.05)
         assert not any(f.done() for f in running)  # the slow work was still running while /healthz answered
         assert [f.result().status_code for f in running] == [201, 200, 200, 200, 200, 200, 200, 200, 200, 200]
-    assert max(health_s) < 0.1, health_s
+    assert max(health_s) < 0.5, health_s  # 5x room over 0.1 s; a blocked loop would wait out a 1 s call
 
 
 def test_ttl_reaper_frees_idle_sessions():

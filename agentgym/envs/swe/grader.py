@@ -17,21 +17,31 @@ every PASS_TO_PASS test still passes.
 
 from __future__ import annotations
 
+import configparser
+import json
 import re
+import secrets
 import shlex
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: pytest's own TOML reader
+    import tomli as tomllib
+
+from agentgym.envs.swe.integrity import check_run, read_canaries
 from agentgym.envs.swe.workspace import REPO_DIR, Workspace
-from agentgym.errors import DataError, DependencyNotInstalled
+from agentgym.errors import DataError, DependencyNotInstalled, SandboxError, VerifierError
 from agentgym.verifiers.outcome import Outcome
 from agentgym.verifiers.score import Score
 
-__all__ = ["TEST_TOOLING", "Patch", "eval_script", "grade_log", "grade_patch", "instance_image", "run_tests",
-           "swebench_spec", "test_files", "tooling_guard"]
+__all__ = ["GRADER_DIR", "TEST_TOOLING", "EvalRun", "Patch", "eval_script", "grade_log", "grade_patch", "harden",
+           "instance_image", "is_pytest_instance", "run_instance", "run_tests", "swebench_spec", "test_files",
+           "tooling_guard", "trusted_config"]
 
 LOG_PARSER = "parse_log_pytest"
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
@@ -122,17 +132,20 @@ def _apply(workspace: Workspace, patch: str) -> tuple[bool, str]:
     return code == 0, out
 
 
-# What a patch may not change, because it steers how the tests are collected, configured or run rather than
-# what the code does: pytest's configuration files, conftest plugins, modules named like pytest's own, and
-# Python's startup hooks. A patch's changes to these are undone before the tests run (tracked files restored
-# from the base commit, added ones removed); so is any module or package it adds, outside a package, whose
-# name shadows an installed or standard-library module (``string.py``, ``pluggy.py`` at the repository root or
-# in a tests directory pytest puts on the path). The test patch is applied afterwards, by the eval script, so
-# an instance's own test configuration still counts.
-TEST_TOOLING = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini", "pytest.py",
-                "py.py", "sitecustomize.py", "usercustomize.py")
-_TOOLING_SPECS = [f":(glob)**/{name}" for name in TEST_TOOLING] + [
-    ":(glob)**/*.pth", ":(glob)**/pytest/**", ":(glob)**/_pytest/**"]
+# The grader's files in the sandbox, outside the repository: the trusted pytest configuration, the outcome plugin
+# (under a module name drawn per grading), the canary writer and the outcomes the plugin reports.
+GRADER_DIR = "/work/.agentgym-grader"
+_SANDBOXED = Path(__file__).with_name("sandboxed")
+# pytest's configuration files at the root, in the order it looks for them (pytest.toml: pytest 9)
+_CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_PYTEST_PARSERS = ("parse_log_pytest", "parse_log_pytest_options", "parse_log_pytest_v2")
+
+# Which conftests run is the base commit's (with the test patch's, applied later by the eval script): a patch's
+# changes to any ``conftest.py`` are undone. A top-level module the patch adds that shadows an installed or
+# standard-library one (``pytest.py``, ``string.py``) is removed, so ``python -m pytest`` runs pytest. Every other
+# file is the patch's: the grading design (docs/envs/swe.md) does not depend on what code the patch changes.
+TEST_TOOLING = ("conftest.py",)
+_TOOLING_SPECS = [f":(glob)**/{name}" for name in TEST_TOOLING]
 _SHADOWS = """
 import importlib.util, os, shutil, subprocess
 added = subprocess.run(["git", "ls-files", "-z", "--others"], capture_output=True, text=True).stdout
@@ -151,11 +164,10 @@ for path in filter(None, added.split(chr(0))):
 
 
 def tooling_guard(base_commit: str) -> str:
-    """A shell script that undoes a patch's changes to test tooling (see ``TEST_TOOLING``) in the repository."""
+    """A shell script that restores the base commit's conftests and removes added modules that shadow others."""
     specs = " ".join(shlex.quote(spec) for spec in _TOOLING_SPECS)
     base = shlex.quote(base_commit)
     return "\n".join([
-        f"cd {REPO_DIR}",
         f"git ls-files -z --others -- {specs} | xargs -0 -r rm -rfv --",
         f"git diff -z --name-only --diff-filter=A {base} -- {specs} | xargs -0 -r git rm -qf --",
         f"git diff -z --name-only --diff-filter=MDT {base} -- {specs} | xargs -0 -r git checkout {base} --",
@@ -164,26 +176,190 @@ def tooling_guard(base_commit: str) -> str:
     ]) + "\n"
 
 
+def _ini_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "".join(f"\n    {item}" for item in value)
+    return str(value)
+
+
+def trusted_config(sources: Mapping[str, str], repo_dir: str) -> str:
+    """The pytest configuration the grader runs with: the base commit's own (``sources``: file name -> text at the
+    base commit), the first file pytest would read, as an ini file outside the repository, with ``pythonpath``
+    made absolute. A configuration file the patch adds or changes is never read: pytest is given this with
+    ``-c``."""
+    options: dict[str, Any] = {}
+    for name in _CONFIGS:
+        text = sources.get(name)
+        if text is None:
+            continue
+        try:
+            if name.endswith(".toml"):
+                table = tomllib.loads(text)
+                table = table.get("tool", {}).get("pytest", {}) if name == "pyproject.toml" else table.get("pytest")
+                if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
+                    table = table["ini_options"]
+                if not isinstance(table, dict):
+                    continue
+                options = dict(table)
+            else:
+                parser = configparser.RawConfigParser(interpolation=None)
+                parser.read_string(text)
+                section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+                if not parser.has_section(section):
+                    if name.startswith(("pytest", ".pytest")):
+                        break  # pytest.ini is the configuration even when empty
+                    continue
+                options = dict(parser.items(section))
+        except (ValueError, configparser.Error, tomllib.TOMLDecodeError):
+            continue
+        break
+    if "pythonpath" in options:
+        paths = options["pythonpath"]
+        paths = paths if isinstance(paths, list) else str(paths).split()
+        options["pythonpath"] = [str(PurePosixPath(repo_dir) / path) for path in paths]
+    lines = ["[pytest]"] + [f"{key} = {_ini_value(value)}" for key, value in options.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _config_sources(workspace: Workspace, base_commit: str) -> dict[str, str]:
+    """The pytest configuration files at the root of the repository at ``base_commit`` (git's copy, not the
+    working tree's)."""
+    names = " ".join(_CONFIGS)
+    script = (f"for f in {names}; do if git cat-file -e {shlex.quote(base_commit)}:\"$f\" 2>/dev/null; then "
+              f"printf '\\0%s\\0' \"$f\"; git show {shlex.quote(base_commit)}:\"$f\"; fi; done")
+    code, out = workspace.shell(script, limit=None)
+    if code != 0:
+        raise SandboxError(f"Could not read the base commit's pytest configuration: {out[-300:]}")
+    parts = out.split("\0")
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def is_pytest_instance(instance: Mapping[str, Any]) -> bool:
+    """Whether the instance's tests run under pytest (its log parser is one of swebench's pytest parsers): the
+    instances the hardened grading covers. Others (Django's and SymPy's own runners) are graded from the log."""
+    return (instance.get("log_parser") or LOG_PARSER) in _PYTEST_PARSERS
+
+
+def _test_file(test: str) -> str | None:
+    path = test.split("::", 1)[0]
+    return path if "::" in test and path.endswith(".py") else None
+
+
+def harden(script: str, *, instance: Mapping[str, Any], repo_dir: str, plugin: str) -> str:
+    """``script`` (an eval script of SWE-bench's shape) with the grader's protections before its test command:
+    pytest's configuration from ``GRADER_DIR`` (``-c``, ``--rootdir``, no cache provider), the outcome plugin
+    ``plugin`` loaded with ``-p`` before any repository code, and canaries written into the test files of the
+    FAIL_TO_PASS tests."""
+    constants, _, _, _ = _swebench()
+    lines = script.split("\n")
+    at = next((i for i, line in enumerate(lines) if constants.START_TEST_OUTPUT in line), None)
+    if at is None:
+        raise DataError(f"{instance['instance_id']}'s eval script has no '{constants.START_TEST_OUTPUT}' line: the "
+                        "grader puts its protections before the test command, which SWE-bench eval scripts mark "
+                        "with it.")
+    files = list(dict.fromkeys(f for f in map(_test_file, _tests(instance, "FAIL_TO_PASS")) if f))
+    addopts = (f"-c {GRADER_DIR}/pytest.ini --rootdir={repo_dir} --confcutdir={repo_dir} -p no:cacheprovider "
+               f"-p {plugin}")
+    setup = [
+        f"export AGENTGYM_OUTCOMES={GRADER_DIR}/outcomes.jsonl",
+        f'export PYTHONPATH={GRADER_DIR}${{PYTHONPATH:+:$PYTHONPATH}}',
+        f'export PYTEST_ADDOPTS="{addopts}${{PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}}"',
+        f"(cd {repo_dir} && python3 -I {GRADER_DIR}/canaries.py {' '.join(shlex.quote(f) for f in files)})",
+    ]
+    return "\n".join(lines[:at] + setup + lines[at:])
+
+
+def _tests(instance: Mapping[str, Any], field: str) -> list[str]:
+    value = instance.get(field) or []
+    return json.loads(value) if isinstance(value, str) else list(value)
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    """What one run of an instance's tests produced: the log, and (pytest instances) the outcomes the grader's
+    plugin reported outside it (None: the run had no such channel); ``evidence`` of tampering found before the
+    tests ran (the patch was then not run at all)."""
+
+    log: str
+    outcomes: str | None = None
+    timed_out: bool = False
+    evidence: tuple[str, ...] = ()
+
+
+# Every entry of the repository's .git but the index and the object store (which git apply --3way writes):
+# path, type, mode, size and, for files, content hash. A patch may change the working tree, never this.
+_METADATA = (r"find .git \( -path .git/index -o -path '.git/objects/??' -o -path .git/objects/pack \) -prune -o "
+             r"\( -type f -printf '%p %y %m %s ' -exec sha1sum {} \; \) -o -printf '%p %y %m %l\n'")
+
+
+def _metadata(workspace: Workspace) -> list[str]:
+    code, out = workspace.shell(_METADATA, limit=None)
+    if code != 0:
+        raise SandboxError(f"Could not list the repository's .git: {out[-300:]}")
+    return sorted(out.splitlines())
+
+
+def _changed(before: list[str], after: list[str]) -> list[str]:
+    """The .git paths that differ between two listings."""
+    return sorted({line.split(" ", 1)[0] for line in set(before) ^ set(after)})
+
+
 def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
               *, timeout_s: float = 300.0) -> str:
-    """The eval log of ``model_patch`` on a fresh working copy already in ``workspace``: the patch applied, its
-    changes to test tooling undone (``tooling_guard``), then the instance's eval script."""
+    """The eval log of ``model_patch`` on a fresh working copy already in ``workspace`` (see ``run_instance``)."""
+    return run_instance(workspace, instance, model_patch, timeout_s=timeout_s).log
+
+
+def run_instance(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
+                 *, timeout_s: float = 300.0) -> EvalRun:
+    """``model_patch`` on a fresh working copy already in ``workspace``: the patch applied, the base commit's
+    conftests restored (``tooling_guard``), then the instance's eval script, hardened (``harden``) for pytest
+    instances; the log, and the outcomes the grader's plugin wrote."""
     constants, _, _, _ = _swebench()
+    before = _metadata(workspace)
     ok, apply_log = _apply(workspace, model_patch or "")
     if not ok:
-        return f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n"
+        return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n")
+    changed = _changed(before, _metadata(workspace))
+    if changed:  # git's hooks, config or refs would run or steer every git command after this
+        evidence = ("the patch wrote into the repository's metadata (.git), which no git command of the grader "
+                    f"may read after it: {', '.join(changed[:10])}")
+        return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n", evidence=(evidence,))
     _, guard_log = workspace.shell("bash /work/.agentgym-guard.sh",
                                    files={".agentgym-guard.sh": tooling_guard(instance["base_commit"])}, limit=None)
     apply_log = f"{apply_log}\n{guard_log}".rstrip("\n")
-    _, log = workspace.shell("bash /work/.agentgym-eval.sh",
-                             files={".agentgym-eval.sh": swebench_spec(instance).eval_script},
-                             timeout_s=timeout_s, limit=None)
-    return f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}"
+    script = swebench_spec(instance).eval_script
+    grader = GRADER_DIR.removeprefix("/work/")
+    files = {}
+    if is_pytest_instance(instance):
+        plugin = f"_agentgym_outcomes_{secrets.token_hex(8)}"
+        sources = _config_sources(workspace, instance["base_commit"])
+        script = harden(script, instance=instance, repo_dir=workspace.repo_dir, plugin=plugin)
+        files = {f"{grader}/pytest.ini": trusted_config(sources, workspace.repo_dir),
+                 f"{grader}/{plugin}.py": (_SANDBOXED / "outcomes.py").read_text(encoding="utf-8"),
+                 f"{grader}/canaries.py": (_SANDBOXED / "canaries.py").read_text(encoding="utf-8"),
+                 f"{grader}/outcomes.jsonl": ""}
+    code, log = workspace.shell("bash /work/.agentgym-eval.sh",
+                                files={**files, ".agentgym-eval.sh": script}, timeout_s=timeout_s, limit=None)
+    timed_out = "[command timed out after" in log[-300:]
+    outcomes = None
+    if files:
+        code, outcomes = workspace.shell(f"cat {GRADER_DIR}/outcomes.jsonl", limit=None)
+        outcomes = outcomes if code == 0 else ""
+    return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}", outcomes, timed_out)
 
 
-def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str) -> Score:
-    """swebench's verdict on an eval log: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes."""
-    _, grading, _, _ = _swebench()
+def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str, *, outcomes: str | None = None,
+              timed_out: bool = False, evidence: tuple[str, ...] = ()) -> Score:
+    """swebench's verdict on an eval log: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes.
+
+    With ``outcomes`` (what the grader's plugin reported, see ``run_instance``) a test counts only if the log and
+    the plugin agree, and a canary with the wrong outcome, or missing from a run that was not ``timed_out``,
+    makes the run tampered with: reward 0, ``details["tampered"]`` and the evidence (``integrity``), as does
+    ``evidence`` found before the tests ran."""
+    constants, grading, _, _ = _swebench()
     spec = swebench_spec(instance)
     with tempfile.TemporaryDirectory(prefix="agentgym-swe-") as tmp:
         path = Path(tmp) / "test_output.txt"
@@ -191,15 +367,34 @@ def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str) ->
         prediction = {"instance_id": instance["instance_id"], "model_name_or_path": "agentgym",
                       "model_patch": model_patch}
         report = grading.get_eval_report(spec, prediction, str(path), include_tests_status=True)
+        status_map, _ = grading.get_logs_eval(spec, str(path)) if outcomes is not None else ({}, False)
     result = report[instance["instance_id"]]
     status = result.get("tests_status", {})
     f2p, p2p = status.get("FAIL_TO_PASS", {}), status.get("PASS_TO_PASS", {})
-    details = {
+    details: dict[str, Any] = {
         "resolved": bool(result["resolved"]), "patch_applied": bool(result["patch_successfully_applied"]),
         "patch_exists": bool(result["patch_exists"]),
         "fail_to_pass": {"success": f2p.get("success", []), "failure": f2p.get("failure", [])},
         "pass_to_pass": {"success": p2p.get("success", []), "failure": p2p.get("failure", [])},
+        "tampered": False, "integrity": {"channels": "log"},
     }
+    if outcomes is not None and constants.APPLY_PATCH_FAIL not in log:
+        manifest = read_canaries(log, constants.START_TEST_OUTPUT)
+        if manifest is None:
+            raise VerifierError(f"{instance['instance_id']}: the grader's canary writer did not run before the "
+                                "tests (no canary manifest in the log); the run cannot be graded.")
+        verdict = check_run(status_map, outcomes, manifest, _tests(instance, "FAIL_TO_PASS"),
+                            _tests(instance, "PASS_TO_PASS"), finished=not timed_out)
+        for key in ("fail_to_pass", "pass_to_pass"):
+            moved = [t for t in details[key]["success"] if t in verdict.failed or verdict.tampered]
+            details[key] = {"success": [t for t in details[key]["success"] if t not in moved],
+                            "failure": details[key]["failure"] + moved}
+        details["resolved"] = details["resolved"] and not verdict.failed and not verdict.tampered
+        details["tampered"] = verdict.tampered
+        details["integrity"] = verdict.details()
+    if evidence:
+        details.update(resolved=False, tampered=True,
+                       integrity={**details["integrity"], "tampered": True, "evidence": list(evidence)})
     return Score(1.0 if details["resolved"] else 0.0, details["resolved"], details)
 
 
@@ -208,4 +403,5 @@ def grade_patch(workspace: Workspace, instance: Mapping[str, Any], patch: Patch 
     """Resolved or not: ``patch`` applied to the fresh working copy of ``instance`` in ``workspace`` (which
     this changes: give it a checkout of its own), the instance's tests run, the log graded by swebench."""
     diff = patch.diff if isinstance(patch, Patch) else patch
-    return grade_log(instance, diff, run_tests(workspace, instance, diff, timeout_s=timeout_s))
+    run = run_instance(workspace, instance, diff, timeout_s=timeout_s)
+    return grade_log(instance, diff, run.log, outcomes=run.outcomes, timed_out=run.timed_out, evidence=run.evidence)

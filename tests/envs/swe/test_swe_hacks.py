@@ -1,88 +1,122 @@
-"""SWEBench-v0 grading cannot be steered by files a patch adds: only source changes make tests pass.
+"""SWEBench-v0 grading cannot be forged by the code under test (docs/envs/swe.md, "Grading you can trust").
 
-The hacks are the ones adversarial testing found (each made an unfixed repository
-score 1): a conftest.py that rewrites every test report to "passed" (at the root or
-beside the tests), a pytest.py shadowing pytest under ``python -m pytest``, and a
-pytest.ini whose ``addopts`` loads a plugin that does the same.
+The corpus (``helpers/swe_attacks.py``) holds every patch adversarial testing found that made an unfixed
+repository score 1 against an earlier grader. Each must score 0 on all 30 bundled instances. The attacks that
+steer how pytest is configured or started never act (a gold patch with one still scores 1); the attacks that run
+code inside the test process are caught by the canaries and the outcome channel (the run is tampered with, with
+the evidence, and scores 0 with or without a fix). No canary may fire on a gold patch.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from helpers.gates import requires_swe
+from helpers.gates import requires_docker, requires_swe
+from helpers.swe_attacks import ATTACKS, DETECTED, GIT_METADATA, NEUTRALISED, attack_patch
 
 from agentgym.envs.swe.grader import _SHADOWS
 
-FORCE_PASS = '''import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-'''
-FAKE_PYTEST = '''import re
-import sys
-
-for path in sys.argv[1:]:
-    if path.endswith(".py"):
-        for name in re.findall(r"^def (test_\\w+)", open(path).read(), re.M):
-            print("PASSED %s::%s" % (path, name))
-'''
-HACKS = {
-    "root conftest.py": {"conftest.py": FORCE_PASS},
-    "tests/conftest.py": {"tests/conftest.py": FORCE_PASS},
-    "pytest.py shadowing pytest": {"pytest.py": FAKE_PYTEST},
-    "pytest.ini loading a plugin": {"pytest.ini": "[pytest]\naddopts = -p forcepass\n", "forcepass.py": FORCE_PASS},
-}
-
-
-def new_files(files: dict[str, str]) -> str:
-    """A git patch that adds ``files``."""
-    out = []
-    for path, text in files.items():
-        lines = text.splitlines()
-        out += [f"diff --git a/{path} b/{path}", "new file mode 100644", "--- /dev/null", f"+++ b/{path}",
-                f"@@ -0,0 +1,{len(lines)} @@", *("+" + line for line in lines)]
-    return "\n".join(out) + "\n"
-
 
 @pytest.fixture(scope="module")
-def env():
+def envs():
+    """Two envs (each with a grader sandbox of its own): gradings run two at a time."""
     from agentgym.envs.swe.env import SWEBenchEnv
 
-    env = SWEBenchEnv()
-    yield env
-    env.close()
+    pair = [SWEBenchEnv(), SWEBenchEnv()]
+    yield pair
+    for env in pair:
+        env.close()
 
 
 @pytest.fixture(scope="module")
-def tasks(env):
-    return list(env.tasks.tasks("test"))
+def tasks(envs):
+    return list(envs[0].tasks.tasks("test"))
+
+
+def grade_all(envs, jobs):
+    """``jobs``: (task, patch) pairs, graded two at a time; their scores in order."""
+    halves = [jobs[0::2], jobs[1::2]]
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda k: [envs[k].grade(t, p) for t, p in halves[k]], range(2)))
+    out = [None] * len(jobs)
+    out[0::2], out[1::2] = done[0], done[1]
+    return out
+
+
+def one_per_project(tasks):
+    return list({task.gold["repo"]: task for task in tasks}.values())
 
 
 @requires_swe
-def test_a_force_pass_conftest_scores_zero_on_every_bundled_instance(env, tasks):
-    patch = new_files(HACKS["root conftest.py"])
-    scores = {task.id: env.grade(task, patch) for task in tasks}
-    assert len(scores) == 30 and all(s.reward == 0.0 for s in scores.values()), {
-        k: s.reward for k, s in scores.items() if s.reward}
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_every_attack_scores_zero_on_every_bundled_instance(envs, tasks, attack):
+    scores = grade_all(envs, [(task, attack_patch(attack, envs[0].repos[task.id])) for task in tasks])
+    assert len(scores) == 30
+    assert all(s.details["patch_applied"] != (attack == GIT_METADATA) for s in scores)  # that one is refused
+    assert [t.id for t, s in zip(tasks, scores) if s.reward] == []
+    if attack in DETECTED:  # caught, with the evidence
+        assert all(s.details["tampered"] and s.details["integrity"]["evidence"] for s in scores), [
+            (t.id, s.details["integrity"]) for t, s in zip(tasks, scores) if not s.details["tampered"]]
 
 
 @requires_swe
-@pytest.mark.parametrize("hack", list(HACKS))
-def test_tooling_hacks_score_zero_and_the_gold_patch_with_them_still_scores_one(env, tasks, hack):
-    """One instance of each bundled project: the hack alone scores 0; the gold patch plus the hack scores 1 (the
-    hack is undone, not the whole patch rejected)."""
-    for task in {task.gold["repo"]: task for task in tasks}.values():
-        hacked = env.grade(task, new_files(HACKS[hack]))
-        assert hacked.reward == 0.0 and hacked.details["patch_applied"], (task.id, hacked.details)
-        both = env.grade(task, task.gold["patch"] + new_files(HACKS[hack]))
-        assert both.reward == 1.0, (task.id, both.details)
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", NEUTRALISED)
+def test_a_gold_patch_with_an_attack_the_grader_never_runs_still_scores_one(envs, tasks, attack):
+    picked = one_per_project(tasks)
+    scores = grade_all(envs, [(t, t.gold["patch"] + attack_patch(attack, envs[0].repos[t.id])) for t in picked])
+    assert [(t.id, s.details) for t, s in zip(picked, scores) if s.reward != 1.0 or s.details["tampered"]] == []
+
+
+@requires_swe
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", DETECTED)
+def test_a_gold_patch_that_also_tampers_with_the_test_process_scores_zero(envs, tasks, attack):
+    """The fix is there, but so is code that rewrites what pytest reports: nothing the run says can be believed."""
+    picked = [t for t in one_per_project(tasks) if "__init__.py" not in t.gold["patch"]]
+    scores = grade_all(envs, [(t, t.gold["patch"] + attack_patch(attack, envs[0].repos[t.id])) for t in picked])
+    assert len(picked) >= 5
+    assert all(s.reward == 0.0 and s.details["tampered"] for s in scores), [s.details for s in scores]
+
+
+@requires_swe
+@pytest.mark.slow
+def test_no_canary_fires_on_a_gold_patch_and_the_empty_patch_is_not_tampering(envs, tasks):
+    """Every bundled instance, three gradings of its gold patch (fresh canaries each time) and one of no patch."""
+    jobs = [(t, t.gold["patch"]) for t in tasks for _ in range(3)] + [(t, "") for t in tasks]
+    scores = grade_all(envs, jobs)
+    gold, empty = scores[:90], scores[90:]
+    assert [(t.id, s.details) for (t, _), s in zip(jobs, gold) if s.reward != 1.0 or s.details["tampered"]] == []
+    assert all(s.details["integrity"]["canaries"] >= 3 for s in gold)
+    assert [(t.id, s.details) for t, s in zip(tasks, empty) if s.reward or s.details["tampered"]] == []
+
+
+@requires_swe
+@requires_docker
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_docker_backend_grades_with_the_same_protections():
+    from agentgym.envs.swe.env import SWEBenchEnv
+
+    env = SWEBenchEnv(backend="docker")
+    try:
+        task = next(t for t in env.tasks.tasks("test") if "__init__.py" not in t.gold["patch"])
+        files = env.repos[task.id]
+        for attack in ATTACKS:
+            alone = env.grade(task, attack_patch(attack, files))
+            assert alone.reward == 0.0, (attack, alone.details)
+            # (the image may have no GNU patch: a patch writing into .git then does not apply at all)
+            assert alone.details["tampered"] == (attack in DETECTED) or attack == GIT_METADATA, (attack, alone.details)
+            both = env.grade(task, task.gold["patch"] + attack_patch(attack, files))
+            assert both.reward == (1.0 if attack in NEUTRALISED else 0.0), (attack, both.details)
+        gold = env.grade(task, task.gold["patch"])
+        assert gold.reward == 1.0 and gold.details["integrity"]["canaries"] >= 3, gold.details
+    finally:
+        env.close()
 
 
 def test_added_modules_that_shadow_installed_ones_are_removed_outside_packages(tmp_path):

@@ -16,7 +16,11 @@ from agentgym.core import (
     env_ids,
     make,
 )
+from agentgym.envs.functions import tool
+from agentgym.core.plugins import load_plugins as _load_plugins
+from agentgym.core.plugins import register
 from agentgym.core.registry import register_envs as _register_envs
+from agentgym.envs.toolenv import SingleTurnEnv, ToolEnv
 from agentgym.envs import ENVS as _ENVS
 from agentgym.verifiers.score import Score
 
@@ -27,17 +31,22 @@ __all__ = [
     "AsyncRemoteEnv",
     "RemoteEnv",
     "Score",
+    "SingleTurnEnv",
     "Task",
     "TaskSource",
     "Tool",
     "ToolCall",
+    "ToolEnv",
     "__version__",
     "check_env",
     "env_ids",
     "make",
+    "register",
+    "tool",
 ]
 
 _register_envs(_ENVS)
+_load_plugins()  # packages' agentgym.envs entry points, and AGENTGYM_IMPORT (docs/custom-envs.md)
 
 
 def __getattr__(name: str):

@@ -27,6 +27,10 @@ errors = Console(stderr=True, soft_wrap=True)
 # agentgym serve --ray: the worker threads only wait on the env hosts, so many sessions' calls can be in flight
 RAY_WAITERS = 256
 # typer reads Optional[...] on every Python we support; `X | None` needs 3.10+ evaluation of annotations
+ImportOption = Annotated[Optional[list[str]], typer.Option(
+    "--import", metavar="MODULE_OR_FILE",
+    help="A module, or a Python file, that registers envs of your own with agentgym.register, imported first "
+         "(repeatable); installed packages' envs (the agentgym.envs entry point) need none.")]
 KwargOption = Annotated[Optional[list[str]], typer.Option(
     "--kwarg", "-k", metavar="KEY=VALUE",
     help="Env keyword argument (repeatable); VALUE is read as JSON when it can be: 3, true, [\"a\"].")]
@@ -56,26 +60,55 @@ def _parse_kwargs(pairs: list[str]) -> dict[str, object]:
     return kwargs
 
 
+def _import(imports: list[str] | None) -> None:
+    if imports:
+        from agentgym.core.plugins import import_envs
+
+        import_envs(imports)
+
+
 @app.command("list")
-def list_envs() -> None:
-    """List every registered env id with a one-line description and the extras it needs."""
+def list_envs(imports: ImportOption = None) -> None:
+    """List every registered env id with a one-line description, the extras it needs and where it comes from
+    (agentgym, an installed package, or an --import); a plugin that failed to load is listed with its error."""
+    from agentgym.core.plugins import plugin_errors
     from agentgym.core.registry import env_ids, env_info
 
-    table = Table("id", "description", "extras")
+    _import(imports)
+    table = Table("id", "description", "extras", "from")
     for env_id in env_ids():
         info = env_info(env_id)
-        table.add_row(env_id, info.description, ", ".join(info.extras) or "-")
+        table.add_row(env_id, info.description, ", ".join(info.extras) or "-", info.source)
     console.print(table)
+    for plugin, error in plugin_errors().items():
+        errors.print(f"could not load the env plugin {plugin}: {error}", style="red", markup=False, highlight=False)
+
+
+@app.command("init")
+def init_cmd(name: Annotated[str, typer.Argument(metavar="NAME", help="The package's name, e.g. stockroom: "
+                                                                      "letters and digits, words joined by - or _.")],
+             directory: Annotated[Optional[Path], typer.Option("--dir", help="Where to write it [default: ./NAME]; "
+                                                                             "new or empty.")] = None) -> None:
+    """Write a pip-installable package with an env of your own (NAME/Name-v0): a ToolEnv over a small dataset with
+    a tool, a verifier, an oracle, tests (agentgym.testing) and a README; its entry point registers it."""
+    from agentgym.scaffold import scaffold
+
+    made = scaffold(name, directory)
+    shown = str(directory) if directory is not None else f"./{name}"
+    console.print(f"wrote {shown}: the env {made.env_id} (module {made.module}). Next:", highlight=False)
+    for command in made.next_commands(shown):
+        console.print(f"  {command}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
 def play(env_id: Annotated[str, typer.Argument(metavar="ENV_ID", help="e.g. agentgym/SearchQA-v0")],
          seed: Annotated[int, typer.Option(help="Picks the task.")] = 0,
          task_id: Annotated[Optional[str], typer.Option(help="Play this task instead of a seeded one.")] = None,
-         kwarg: KwargOption = None) -> None:
+         kwarg: KwargOption = None, imports: ImportOption = None) -> None:
     """Play one episode yourself: type each action (e.g. <search>...</search>), Ctrl-D to quit."""
     from agentgym.core.registry import make
 
+    _import(imports)
     env = make(env_id, **_parse_kwargs(kwarg or []))
     observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
     console.print(f"[bold]task {info['task_id']}[/bold]\n{observation}")
@@ -144,6 +177,7 @@ def eval_cmd(
                                                        "local).")] = None,
     ray: Annotated[Optional[str], typer.Option(help="Run episodes on Ray: a cluster address, or 'local'.")] = None,
     kwarg: KwargOption = None,
+    imports: ImportOption = None,
     results: Annotated[Optional[Path], typer.Option(
         help="Episode log (JSON lines); rerunning the same command resumes it [default: results/<run>.jsonl].")]
     = None,
@@ -156,6 +190,7 @@ def eval_cmd(
     from agentgym.eval.command import submit as submit_run
     from agentgym.policies import Sampling
 
+    _import(imports)
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
                           seed=seed, model=model, system_prompt=system_prompt,
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
@@ -276,6 +311,16 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
           request_timeout_s: Annotated[float, typer.Option(
               help="A request must arrive whole (headers and body) this long after its first byte; "
                    "else 408 and the connection is closed.")] = 30.0,
+          ws_idle_timeout_s: Annotated[Optional[float], typer.Option(
+              help="Close a WebSocket (OpenEnv's /ws) that sent no frame this long; pings do not count "
+                   "[default: --session-ttl-s, at least 300].")] = None,
+          max_ws_per_client: Annotated[int, typer.Option(
+              help="Open WebSockets one client (peer address) may hold; more are refused with 429.")] = 256,
+          max_client_verifications: Annotated[int, typer.Option(
+              help="POST /v1/verify calls one client (peer address and token) may have in flight; more get "
+                   "429.")] = 16,
+          max_queued_verifications: Annotated[int, typer.Option(
+              help="POST /v1/verify calls in flight in all; more get 503 with Retry-After.")] = 64,
           processes: Annotated[int, typer.Option(
               help="Server processes behind the one address (Linux): the kernel spreads connections over them; "
                    "each holds the sessions it creates, on its own --workers threads, and requests for them are "
@@ -292,7 +337,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                                        "one session may fill; others: none].")] = None,
           ray_hosts_per_node: Annotated[Optional[int], typer.Option(
               help="With --ray: env host actors per node [default: the node's CPUs].")] = None,
-          kwarg: KwargOption = None) -> None:
+          kwarg: KwargOption = None, imports: ImportOption = None) -> None:
     """Serve envs over HTTP (sessions, batch step, verify, metrics, AgentGym-compatible routes).
 
     Each -k goes to the served envs that take it (-k topk=5 to SearchQA-v0 only).
@@ -306,6 +351,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
     from agentgym.server.processes import check_processes
     from agentgym.server.threads import DEFAULT_THREADS
 
+    _import(imports)
     check_processes(processes)
     if ray is None and (node_env_limit or ray_hosts_per_node is not None):
         raise ConfigError("--node-env-limit and --ray-hosts-per-node set up a Ray pool: pass --ray ADDRESS too.")
@@ -337,7 +383,9 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
         def make_app(process: Any = None) -> Any:
             return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
                               env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process,
-                              env_pool=pool)
+                              env_pool=pool, ws_idle_timeout_s=ws_idle_timeout_s, max_ws_per_client=max_ws_per_client,
+                              max_client_verifications=max_client_verifications,
+                              max_queued_verifications=max_queued_verifications)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
@@ -453,7 +501,7 @@ def mcp_cmd(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID", help=
                                                          help="Bearer token clients must send.")] = None,
             workers: Annotated[Optional[int], typer.Option(
                 help="Worker threads that run env code [default: min(32, CPUs + 4)].")] = None,
-            kwarg: KwargOption = None) -> None:
+            kwarg: KwargOption = None, imports: ImportOption = None) -> None:
     """Serve envs as MCP servers (streamable HTTP): one env per MCP session; tools reset, the env's, answer.
 
     Each env id's endpoint is http://HOST:PORT/mcp/<env id>. Each -k goes to the served envs that take it.
@@ -461,6 +509,7 @@ def mcp_cmd(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID", help=
     from agentgym.core.registry import env_info
     from agentgym.integrations.mcp import create_mcp_app, mcp_path
 
+    _import(imports)
     if not token and not _is_loopback(host):
         raise ConfigError(f"Refusing to bind {host} without a token: pass --token or set AGENTGYM_TOKEN, "
                           "or bind 127.0.0.1.")
@@ -497,6 +546,7 @@ def train(cfg: TrainConfig) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from agentgym.trainer.grpo import train as run_training
 
+    _import(cfg.imports)
     console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
                   f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"
                   f" -> {cfg.output_dir}", highlight=False)

@@ -11,6 +11,7 @@
         ToolError
         SandboxError
         VerifierError
+          VerifierUnavailable  no verifier worker was free within the budget: the server's failure (HTTP 503)
         RemoteEnvError       carries the HTTP status_code
         PolicyError
         SessionLost          the process hosting an env session died (a Ray actor): reset starts a new one
@@ -41,6 +42,7 @@ __all__ = [
     "SessionLost",
     "ToolError",
     "VerifierError",
+    "VerifierUnavailable",
 ]
 
 
@@ -105,6 +107,25 @@ class SandboxError(RolloutError):
 
 class VerifierError(RolloutError):
     """A verifier could not score a prediction."""
+
+
+class VerifierUnavailable(VerifierError):
+    """No verifier worker was free within the verification's budget: the server's failure, not the answer's.
+
+    It is never a score: an episode that meets it fails (``RolloutError``) and
+    trains nothing; over HTTP it is a 503 with ``Retry-After: retry_after_s``.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+    def __reduce__(self) -> tuple[object, ...]:  # raised on a Ray env host, re-raised in its caller
+        return _unavailable, (str(self), self.retry_after_s)
+
+
+def _unavailable(message: str, retry_after_s: float) -> VerifierUnavailable:
+    return VerifierUnavailable(message, retry_after_s=retry_after_s)
 
 
 class RemoteEnvError(RolloutError):

@@ -44,12 +44,15 @@ class EnvHost:
         return {"index": self.index, "pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(),
                 "sessions": len(self.envs), "sandbox_pool_size": os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE")}
 
-    def make(self, env_id: str, entry_point: str, kwargs: dict[str, Any]) -> Outcome:
+    def make(self, env_id: str, entry_point: Any, kwargs: dict[str, Any]) -> Outcome:
         def make() -> int:
             from agentgym.core.kwargs import check_kwargs
 
-            module, _, name = entry_point.partition(":")
-            env_class = getattr(importlib.import_module(module), name)
+            if isinstance(entry_point, str):
+                module, _, name = entry_point.partition(":")
+                env_class = getattr(importlib.import_module(module), name)
+            else:  # the class or factory itself (agentgym.register was given an object), sent by Ray
+                env_class = entry_point
             check_kwargs(env_class, kwargs, owner=env_id)
             env = env_class(**kwargs)
             with self._lock:

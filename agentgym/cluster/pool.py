@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
 from collections import Counter
@@ -31,6 +32,7 @@ from typing import Any
 
 from agentgym.cluster.host import EnvHost
 from agentgym.core.costs import SESSION_COSTS, default_env_limits
+from agentgym.core.imports import IMPORT_VARIABLE
 from agentgym.errors import CapacityReached, ConfigError, DependencyNotInstalled, ResetNeeded, SessionLost
 
 __all__ = ["REFRESH_S", "PoolSession", "RayEnvPool", "env_pool", "pool_address", "shutdown_pools"]
@@ -177,8 +179,10 @@ class RayEnvPool:
 
         index = len(node.hosts)
         share = max(1, round(node.cpus / (self.hosts_per_node or max(1, int(node.cpus)))))
+        imports = os.environ.get(IMPORT_VARIABLE)  # --import: the hosts import the user's env modules too
         actor = self._host_actor.options(  # no CPU reserved: hosts are placed by node, sessions by the limits
             max_concurrency=_HOST_CONCURRENCY, num_cpus=0,
+            runtime_env={"env_vars": {IMPORT_VARIABLE: imports}} if imports else None,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(index, share)
         host = _Host(actor, node, index)
         host.ready = actor.describe.remote().future()

@@ -2,7 +2,15 @@
 
 from agentgym.core.checker import check_env
 from agentgym.core.env import AgentEnv, EnvDefaults, TextSpace
-from agentgym.core.formats import ActionFormat, DictFormat, HermesFormat, ParsedAction, TagsFormat, get_format
+from agentgym.core.formats import (
+    ActionFormat,
+    DictFormat,
+    HermesFormat,
+    ParsedAction,
+    PlainFormat,
+    TagsFormat,
+    get_format,
+)
 from agentgym.core.registry import EnvInfo, env_ids, env_info, make, register_envs
 from agentgym.core.shared import load_shared
 from agentgym.core.task import GeneratedTasks, Task, TaskList, TaskSource, read_records
@@ -17,6 +25,7 @@ __all__ = [
     "GeneratedTasks",
     "HermesFormat",
     "ParsedAction",
+    "PlainFormat",
     "TagsFormat",
     "Task",
     "TaskList",

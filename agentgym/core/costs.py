@@ -17,7 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MEMORY_SHARE", "SESSION_COSTS", "SessionCost", "default_env_limits", "host_memory_mb"]
+from agentgym.sandbox.base import WRITABLE_DIRS, Limits
+from agentgym.sandbox.bwrap import IDLE_MB, IDLE_PROCESSES
+
+__all__ = ["MEMORY_SHARE", "SESSION_COSTS", "SWE_DISK_MB", "SWE_SANDBOXES", "SessionCost", "default_env_limits",
+           "host_memory_mb"]
 
 
 @dataclass(frozen=True)
@@ -29,12 +33,23 @@ class SessionCost:
     holds: str  # the message's words for it
 
 
-# Measured on agentgym serve (process-tree RSS per session over 3-4 sessions, reset once).
+# A SWEBench session keeps two bwrap sandboxes from one episode to the next: the working copy's and the
+# grader's checkout (agentgym.envs.swe: a Workspace each, Limits(disk_mb=512)). Between calls each can pin
+# its three writable tmpfs full (Limits.tmpfs_mb) and its idle processes (bwrap.IDLE_MB);
+# tests/sandbox/test_attacks.py checks both numbers against a real session. A call in flight adds up to
+# its memory_mb (2,048 MB) for its duration: those are bounded by the server's workers, not by sessions.
+SWE_SANDBOXES = 2
+SWE_DISK_MB = 512
+_SWE_SANDBOX_MB = Limits(disk_mb=SWE_DISK_MB).tmpfs_mb + IDLE_MB
+
+# WebShopBrowser measured on agentgym serve (process-tree RSS per session over 3-4 sessions, reset once).
 # PyCode and MathTool are not here: their sessions borrow one process-wide pool of
 # sandboxes (CPU count of them) per call and hold none of their own (measured: 0 MB, 0 processes).
 SESSION_COSTS: dict[str, SessionCost] = {
     "agentgym/SWEBench-v0": SessionCost(
-        memory_mb=1_050, processes=3, holds="a sandbox: 3 processes (~19 MB) and two 512 MB tmpfs"),
+        memory_mb=SWE_SANDBOXES * _SWE_SANDBOX_MB, processes=SWE_SANDBOXES * IDLE_PROCESSES,
+        holds=f"two sandboxes (working copy, grader): {SWE_SANDBOXES * IDLE_PROCESSES} processes "
+              f"(~{SWE_SANDBOXES * IDLE_MB} MB) and {SWE_SANDBOXES * len(WRITABLE_DIRS)} tmpfs of {SWE_DISK_MB} MB"),
     "agentgym/WebShopBrowser-v0": SessionCost(
         memory_mb=320, processes=2, holds="a Chromium context and page (~320 MB, 2 processes)"),
 }

@@ -8,6 +8,9 @@ A format never raises on agent input: anything it cannot parse comes back as a
 - ``hermes`` (alias ``json``): Qwen / Hermes function calling,
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``; several calls per
   turn are allowed; a turn with no tool call is the final answer.
+- ``plain``: one action per turn in plain words after ``Action:``, ``search capital of
+  Peru`` or ``answer Lima``: for clients that keep only the letters, digits, commas and
+  spaces of an action (AgentGym's TextCraft client).
 - ``dict``: structured actions for programmatic clients,
   ``{"name": "search", "arguments": {...}}``, a list of those, or ``{"answer": "..."}``.
   Every env accepts dict actions whatever its text format.
@@ -25,7 +28,7 @@ from typing import Any
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.errors import ConfigError
 
-__all__ = ["ActionFormat", "DictFormat", "HermesFormat", "ParsedAction", "TagsFormat", "ToolResult",
+__all__ = ["ActionFormat", "DictFormat", "HermesFormat", "ParsedAction", "PlainFormat", "TagsFormat", "ToolResult",
            "check_calls", "format_of", "get_format"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -210,6 +213,71 @@ class HermesFormat(ActionFormat):
                 f"</{self.answer_tag}> without any tool call.")
 
 
+class PlainFormat(ActionFormat):
+    """One action per turn in plain words: ``Action: search capital of Peru``, ``Action: answer Lima``.
+
+    The action is the line after the last ``Action:`` (the whole text's first line when
+    there is none): its first word names a tool, or ``answer``; the rest is the tool's
+    main argument, or the answer. No brackets, tags or quotes are needed, so an action
+    survives a client that deletes every character but letters, digits, commas and
+    spaces (AgentGym's TextCraft client does). An argument is one line: this format is
+    not for code.
+
+    >>> from agentgym.core.tools import Tool
+    >>> search = Tool(name="search", description="Search.", fn=lambda query: query,
+    ...               parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+    >>> PlainFormat().parse("Thought: I need it. Action: search capital of Peru", {"search": search}).tool_calls
+    (ToolCall(name='search', arguments={'query': 'capital of Peru'}, id=None),)
+    >>> PlainFormat().parse("answer Lima", {"search": search}).answer
+    'Lima'
+    """
+
+    name = "plain"
+    _MARKER = "Action:"
+
+    def __init__(self, *, answer_word: str = "answer") -> None:
+        self.answer_word = answer_word
+
+    def parse(self, text: str, tools: Mapping[str, Tool]) -> ParsedAction:
+        if not isinstance(text, str):
+            return ParsedAction(error=f"Expected the action as text, got {type(text).__name__}.")
+        visible = _THINK.sub("", text)
+        line = visible.rpartition(self._MARKER)[2].lstrip().partition("\n")[0]
+        word, _, rest = line.strip().partition(" ")
+        name, body = word.lower(), " ".join(rest.split())
+        if name == self.answer_word:
+            return ParsedAction(answer=body)
+        tool = tools.get(name)
+        if tool is None:
+            return ParsedAction(error=self._help(tools, prefix="No valid action found in your output."))
+        arg = tool.primary_argument
+        if arg is None:
+            return ParsedAction(tool_calls=(ToolCall(name, {}),))
+        if not body:
+            return ParsedAction(error=f"Write the {arg} after {name}: Action: {name} <{arg}>.")
+        return ParsedAction(tool_calls=(ToolCall(name, {arg: body}),))
+
+    def _help(self, tools: Mapping[str, Tool], *, prefix: str) -> str:
+        uses = [f"to call {n}, write Action: {n} <{t.primary_argument or 'nothing else'}>"
+                for n, t in sorted(tools.items())]
+        uses.append(f"to give the final answer, write Action: {self.answer_word} <the answer>")
+        return f"{prefix} Write exactly one action per turn, on one line, in plain words: {'; '.join(uses)}."
+
+    def render_call(self, call: ToolCall, tools: Mapping[str, Tool]) -> str:
+        arg = tools[call.name].primary_argument
+        body = " ".join(str(call.arguments.get(arg, "")).split()) if arg else ""
+        return f"{self._MARKER} {call.name} {body}".rstrip()
+
+    def render_answer(self, answer: str) -> str:
+        return f"{self._MARKER} {self.answer_word} {' '.join(answer.split())}".rstrip()
+
+    def render_results(self, results: Sequence[ToolResult]) -> str:
+        return "".join(f"\n\nObservation:\n{r.output}\n\n" for r in results)
+
+    def instructions(self, tools: Mapping[str, Tool]) -> str:
+        return self._help(tools, prefix="Actions:")
+
+
 def _call_from_mapping(data: Any, *, call_id: str | None = None) -> tuple[ToolCall, str | None]:
     empty = ToolCall("")
     if not isinstance(data, Mapping):
@@ -273,11 +341,11 @@ class DictFormat(ActionFormat):
 
 
 _FORMATS: dict[str, type[ActionFormat]] = {"tags": TagsFormat, "hermes": HermesFormat,
-                                          "json": HermesFormat, "dict": DictFormat}
+                                          "json": HermesFormat, "plain": PlainFormat, "dict": DictFormat}
 
 
 def get_format(spec: str | ActionFormat) -> ActionFormat:
-    """An ``ActionFormat`` from its name (``tags``, ``hermes``/``json``, ``dict``) or itself."""
+    """An ``ActionFormat`` from its name (``tags``, ``hermes``/``json``, ``plain``, ``dict``) or itself."""
     if isinstance(spec, ActionFormat):
         return spec
     if spec not in _FORMATS:

@@ -38,6 +38,8 @@ class EnvInfo:
     kwargs: dict[str, Any] = field(default_factory=dict)
     # What a remote client may set when it creates a session; paths and backends stay the operator's.
     client_kwargs: tuple[str, ...] = ()
+    # Where the id comes from: "agentgym", "package <dist> (<entry point>)", "module <name>", "file <path>"
+    source: str = "agentgym"
 
 
 def client_kwargs(*own: str) -> tuple[str, ...]:
@@ -66,25 +68,48 @@ def register_envs(infos: Iterable[EnvInfo]) -> None:
 def create_env(*, env_id: str, remote: str | None = None, token: str | None = None, **kwargs: Any) -> gym.Env:
     """Gymnasium's entry point for every agentgym id: the env (its kwargs checked), a ``RemoteEnv`` on the
     ``agentgym serve`` at ``remote``, or a ``RayEnv`` for ``remote="ray://ADDRESS"`` (a session on a Ray actor)."""
+    if remote is not None and not remote.startswith("ray://"):  # what register gave the id: the server has its own
+        registered = env_info(env_id).kwargs
+        kwargs = {k: v for k, v in kwargs.items() if k not in registered or not _same(v, registered[k])}
     if remote is not None and remote.startswith("ray://"):
         from agentgym.cluster.env import RayEnv
         from agentgym.cluster.pool import env_pool, pool_address
 
         # the host checks the kwargs, as make does
-        return RayEnv(env_pool(pool_address(remote)), env_id, kwargs, entry_point=env_info(env_id).entry_point)
+        return RayEnv(env_pool(pool_address(remote)), env_id, {**env_info(env_id).kwargs, **kwargs},
+                      entry_point=load_env_class(env_id))
     if remote is not None:
         from agentgym.client.remote import RemoteEnv
 
         return RemoteEnv(env_id, remote, token=token, env_kwargs=kwargs)  # the server checks them
     cls = load_env_class(env_id)
+    kwargs = {**env_info(env_id).kwargs, **kwargs}  # gym.make passes them; the server and Ray hosts do not
     check_kwargs(cls, kwargs, owner=env_id)
     return cls(**kwargs)
 
 
-def load_env_class(env_id: str) -> type:
-    """Import an env's class from its string entry point."""
-    module, _, name = env_info(env_id).entry_point.partition(":")
-    return getattr(importlib.import_module(module), name)
+_OBJECTS: dict[str, Any] = {}  # entry points registered as objects that no "module:attr" string names
+
+
+def _same(value: Any, registered: Any) -> bool:
+    """Whether ``value`` is what register gave (gym.make passes a deep copy of it)."""
+    try:
+        return value is registered or bool(value == registered)
+    except Exception:  # a comparison that raises (arrays): not the same
+        return False
+
+
+def load_env_class(env_id: str) -> Any:
+    """Import an env's class (or factory) from its entry point: a "module:attr" string, or the object
+    ``agentgym.register`` was given."""
+    info = env_info(env_id)
+    if env_id in _OBJECTS:
+        return _OBJECTS[env_id]
+    module, _, name = info.entry_point.partition(":")
+    target: Any = importlib.import_module(module)
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def env_ids() -> list[str]:

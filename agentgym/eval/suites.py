@@ -35,8 +35,9 @@ class SuiteEntry:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.env_id.startswith("agentgym/") or "-v" not in self.env_id:
-            raise ConfigError(f"Suite entries name agentgym ids like 'agentgym/SearchQA-v0', got {self.env_id!r}.")
+        namespace, _, name = self.env_id.partition("/")
+        if not namespace or "-v" not in name:  # agentgym's own, or a plugin's (byo/Capitals-v0)
+            raise ConfigError(f"Suite entries name env ids like 'agentgym/SearchQA-v0', got {self.env_id!r}.")
         if self.split is not None and not self.split:
             raise ConfigError(f"{self.env_id}: split must be a name such as 'test', or None for the env's default.")
         if self.episodes is not None and self.episodes < 1:

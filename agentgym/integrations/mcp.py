@@ -8,7 +8,10 @@ observation as text, and ``{observation, reward, terminated, truncated, info}`` 
 
 An agent's mistake with an env tool is what it is in process: an observation (``is_error`` set) that
 counts a turn. What is no action at all (a call before ``reset`` or after the end, a malformed ``answer``
-or ``reset``, a session the server has no room for) is an error that changes nothing.
+or ``reset``, a session the server has no room for) is an error that changes nothing. ``reset``'s
+arguments have the HTTP protocol's bounds (a seed in [0, 2**63), ...), in its schema and checked before
+any env code runs; every tool's schema is closed (``additionalProperties: false``). The tools are those
+of ``mcp_tools.py``, which the OpenEnv ``/mcp`` of ``agentgym serve`` serves too.
 
     app = create_mcp_app(["agentgym/SearchQA-v0"])   # any ASGI server; `agentgym mcp` runs it on uvicorn
     # the env's endpoint is mcp_path("agentgym/SearchQA-v0") == "/mcp/agentgym/SearchQA-v0"
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -27,26 +29,24 @@ from typing import Any, TypeVar
 
 from agentgym.core.registry import create_env, env_info
 from agentgym.errors import AgentGymError, ConfigError, DependencyNotInstalled, ResetNeeded
+from agentgym.integrations.mcp_tools import (
+    ANSWER,
+    RESET,
+    RESET_INPUT,
+    RESET_OUTPUT,
+    STEP_OUTPUT,
+    call_action,
+    env_tools,
+    json_value,
+    reset_arguments,
+    step_answer,
+)
 
 __all__ = ["MCP_INSTALL", "create_mcp_app", "mcp_path"]
 
 MCP_INSTALL = "pip install 'agentgym-suite[mcp]'"
-ANSWER, RESET = "answer", "reset"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-_STEP_OUTPUT = {"type": "object", "required": ["observation", "reward", "terminated", "truncated", "info"],
-                "properties": {"observation": {"type": "string"}, "reward": {"type": "number"},
-                               "terminated": {"type": "boolean"}, "truncated": {"type": "boolean"},
-                               "info": {"type": "object"}}}
-_RESET_OUTPUT = {"type": "object", "required": ["observation", "info"],
-                 "properties": {"observation": {"type": "string"}, "info": {"type": "object"}}}
-_RESET_INPUT = {"type": "object", "additionalProperties": False, "properties": {
-    "seed": {"type": "integer", "description": "Seeds the env; with no task_id or index it also picks the task."},
-    "task_id": {"type": "string", "description": "Play this task."},
-    "split": {"type": "string", "description": "Pick the task from this split."},
-    "index": {"type": "integer", "description": "Play the task at this index of the split."}}}
-_RESET_TYPES = {"seed": int, "task_id": str, "split": str, "index": int}
 
 
 def _require_mcp() -> None:
@@ -123,29 +123,16 @@ def _tools(env: Any) -> list[Any]:
     """The MCP tools of an env: reset, its own tools (as ``info["tools"]``), and answer where it has one."""
     from mcp import types
 
-    tools = [types.Tool(name=RESET, description="Start a new episode (a new task) and return the task prompt. "
-                                                "Call it first; call it again to play another episode.",
-                        input_schema=_RESET_INPUT, output_schema=_RESET_OUTPUT)]
-    for schema in env.tool_schemas():
-        function = schema["function"]
-        tools.append(types.Tool(name=function["name"], description=function["description"],
-                                input_schema=function["parameters"], output_schema=_STEP_OUTPUT))
-    if env.action_format.has_answer:
-        tools.append(types.Tool(
-            name=ANSWER, description="Give your final answer. This ends the episode and scores it.",
-            input_schema={"type": "object", "required": [ANSWER], "additionalProperties": False,
-                          "properties": {ANSWER: {"type": "string", "description": "The final answer."}}},
-            output_schema=_STEP_OUTPUT))
-    names = [t.name for t in tools]
-    if len(set(names)) != len(names):
+    schemas = env.tool_schemas()
+    if {RESET, ANSWER} & {s["function"]["name"] for s in schemas}:
         raise ConfigError(f"{type(env).__name__} has a tool named {RESET!r} or {ANSWER!r}, which the MCP server "
                           "adds itself; rename the env's tool.")
-    return tools
-
-
-def _json(value: Any) -> Any:
-    """``value`` as JSON would carry it (what is not JSON becomes its str)."""
-    return json.loads(json.dumps(value, default=str))
+    reset = types.Tool(name=RESET, description="Start a new episode (a new task) and return the task prompt. "
+                                               "Call it first; call it again to play another episode.",
+                       input_schema=RESET_INPUT, output_schema=RESET_OUTPUT)
+    return [reset, *(types.Tool(name=s.name, description=s.description, input_schema=s.input_schema,
+                                output_schema=STEP_OUTPUT)
+                     for s in env_tools(schemas, has_answer=env.action_format.has_answer))]
 
 
 def _result(text: str, structured: Mapping[str, Any] | None = None, *, error: bool = False) -> Any:
@@ -153,30 +140,6 @@ def _result(text: str, structured: Mapping[str, Any] | None = None, *, error: bo
 
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured,
                                 is_error=error)
-
-
-def _step_result(observation: str, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]) -> Any:
-    """The observation as text (and how the episode ended, once it has), everything as structured content."""
-    info = {k: v for k, v in info.items() if k != "tools"}  # they are this server's tools/list
-    text = observation
-    if terminated or truncated:
-        how = "terminated" if terminated else "truncated: out of turns"
-        text = f"{observation}\n\n[Episode over ({how}); reward {reward:g}.]".lstrip()
-    structured = {"observation": observation, "reward": float(reward), "terminated": bool(terminated),
-                  "truncated": bool(truncated), "info": _json(info)}
-    return _result(text, structured, error=bool(info.get("action_error")))
-
-
-def _reset_options(arguments: Mapping[str, Any]) -> tuple[int | None, dict[str, Any]] | str:
-    """``(seed, options)`` for ``env.reset``, or what is wrong with the arguments."""
-    for name, value in arguments.items():
-        kind = _RESET_TYPES.get(name)
-        if kind is None:
-            return f"reset takes {', '.join(_RESET_TYPES)} (all optional), not {name!r}."
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return f"reset's {name!r} must be {'an integer' if kind is int else 'a string'}, got {value!r}."
-    options = {k: v for k, v in arguments.items() if k != "seed"}
-    return arguments.get("seed"), options
 
 
 # ---- one env id's MCP server ----------------------------------------------------------------------------
@@ -271,17 +234,13 @@ class _EnvServer:
                            "initialize handshake of streamable HTTP, which sets Mcp-Session-Id).", error=True)
         if name == RESET:
             return await self._reset(session, arguments)
-        if name == ANSWER and self.has_answer:
-            if set(arguments) != {ANSWER} or not isinstance(arguments[ANSWER], str):
-                return _result(f"{ANSWER} takes one argument, {ANSWER!r}: your final answer as text.", error=True)
-            return await self._step(session, {ANSWER: arguments[ANSWER]})
-        if name not in self.env_tools:
-            return _result(f"Unknown tool {name!r}; the tools are {', '.join(t.name for t in self.tools)}.",
-                           error=True)
-        return await self._step(session, {"name": name, "arguments": arguments})
+        action = call_action(name, arguments, tool_names=self.env_tools, has_answer=self.has_answer)
+        if isinstance(action, str):  # no action at all: nothing happens, no turn is counted
+            return _result(action, error=True)
+        return await self._step(session, action)
 
     async def _reset(self, session: _Session, arguments: Mapping[str, Any]) -> Any:
-        parsed = _reset_options(arguments)
+        parsed = reset_arguments(arguments)  # before any env code: a bad reset changes nothing
         if isinstance(parsed, str):
             return _result(parsed, error=True)
         seed, options = parsed
@@ -297,7 +256,7 @@ class _EnvServer:
             except Exception as e:  # noqa: BLE001 - the env's failure, reported to this session only
                 return await self._failed(session, e)
             session.done = False
-            return _result(observation, {"observation": observation, "info": _json(info)})
+            return _result(observation, {"observation": observation, "info": json_value(info)})
 
     async def _step(self, session: _Session, action: Mapping[str, Any]) -> Any:
         async with session.lock:
@@ -315,7 +274,8 @@ class _EnvServer:
             except Exception as e:  # noqa: BLE001 - the env's failure, reported to this session only
                 return await self._failed(session, e)
             session.done = bool(terminated or truncated)
-            return _step_result(observation, reward, terminated, truncated, info)
+            text, structured, mistake = step_answer(observation, reward, terminated, truncated, info)
+            return _result(text, structured, error=mistake)
 
     async def _failed(self, session: _Session, error: Exception) -> Any:
         """The env raised: close it (the session may reset to get a fresh one) and say so. Holds the lock."""

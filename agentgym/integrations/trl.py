@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
+import json
 from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.errors import ConfigError
@@ -48,9 +48,9 @@ class AgentGymToolEnv:
         self.done = False
         self.info: dict[str, Any] = {}
         _, self.info = self.env.reset(seed=0)  # the tools are known before TRL's first reset, which it needs
-        for schema in self.info["tools"]:
-            method = types.MethodType(_tool_function(schema["function"]), self)
-            setattr(self, schema["function"]["name"], method)
+        # TRL finds tools on the class (inspect.getmembers(type(env), inspect.isfunction)), not on the instance:
+        # this instance becomes one of a class per env id and tool set, whose methods are the env's tools
+        self.__class__ = _tool_class(type(self), env_id, self.info["tools"])
 
     def reset(self, **row: Any) -> str:
         """Start the row's task; the returned prompt is appended to the row's last user message by TRL."""
@@ -129,6 +129,25 @@ def _make(env_id: str, base_url: str | None, token: str | None, env_kwargs: dict
     import agentgym  # noqa: F401 - registers the ids
 
     return gym.make(env_id, **env_kwargs)
+
+
+_CLASSES: dict[tuple[type, str, str], type] = {}
+
+
+def _tool_class(base: type, env_id: str, tools: Sequence[Mapping[str, Any]]) -> type:
+    """The subclass of ``base`` whose methods are ``tools`` (one per env id and tool set, made once)."""
+    key = (base, env_id, json.dumps(tools, sort_keys=True))
+    if key not in _CLASSES:
+        if getattr(base, "_env_tools", None) is not None:  # already a tool class: its own base
+            base = base.__mro__[1]
+        methods = {schema["function"]["name"]: _tool_function(schema["function"]) for schema in tools}
+        clash = sorted(set(methods) & {"reset", "get_reward", "reward", "done", "info", "env", "env_id"})
+        if clash:
+            raise ConfigError(f"{env_id}'s tools {clash} clash with the names TRL's environment contract or this "
+                              "adapter uses; rename the tools.")
+        name = "AgentGymToolEnv_" + "".join(c if c.isalnum() else "_" for c in env_id)
+        _CLASSES[key] = type(name, (base,), {**methods, "_env_tools": tuple(methods), "__module__": __name__})
+    return _CLASSES[key]
 
 
 def _tool_function(spec: Mapping[str, Any]) -> Callable[..., str]:

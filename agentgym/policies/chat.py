@@ -49,7 +49,8 @@ class ChatPolicy(Policy):
 
     def reset(self, env: AgentEnv, observation: str, info: dict[str, Any]) -> None:
         super().reset(env, observation, info)
-        self.messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        system = self.system_prompt or info.get("system_prompt")  # the policy's, else the env's (a ToolEnv's)
+        self.messages = [{"role": "system", "content": system}] if system else []
         self._pending = []
 
     def _use_tools(self, info: dict[str, Any]) -> bool:

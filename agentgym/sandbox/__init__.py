@@ -13,7 +13,7 @@ explicit opt-in). Untrusted code never runs in the calling process.
 On ``bwrap`` and ``docker`` nothing of a call outlives it but the files it left
 in ``/work``, ``/tmp`` and ``/dev/shm`` (kept until ``reset()`` with
 ``isolation="episode"``, wiped after the call with ``"call"``): its processes are
-killed and its SysV shared memory, semaphores and message queues removed. Every
+killed and its SysV shared memory, semaphores and message queues and its POSIX message queues removed. Every
 call runs under a seccomp filter (``seccomp.py``) that denies the kernel keyring
 and new namespaces, and under ``Limits``: time, CPU, memory per process and in
 total (shared memory included), processes, file size, disk and inodes per

@@ -9,11 +9,14 @@ every capability, sets rlimits, writes the request's files and then either
 interpreter start: this is what makes a call cost about a fork). The supervisor
 enforces the wall-clock limit, the call's total memory (its processes' PSS
 plus SysV shared memory, sampled every few milliseconds) and the output cap,
-and afterwards kills every process the call left behind and removes the SysV
-IPC objects (shared memory, semaphores, message queues) it created. Each call
-runs under the seccomp filter the host compiled (``seccomp.py``). Where the
-host asks for it (``tmpfs``), the supervisor mounts the writable directories
-itself, with a size and an inode limit, and then drops ``CAP_SYS_ADMIN``.
+and afterwards kills every process the call left behind and removes the IPC
+objects it created (SysV shared memory, semaphores and message queues, POSIX
+message queues), checking that none is left. Each call runs under the seccomp
+filter the host compiled (``seccomp.py``). Where the host asks for it
+(``tmpfs``), the supervisor mounts the writable directories itself, with a size
+and an inode limit, and then drops ``CAP_SYS_ADMIN``; where it asks for
+``layers``, the supervisor first mounts the Python installation where calls
+will find it and starts again from there (``_mount_python_layers``).
 
 This file is read as source and passed to ``python -c``: it must import nothing
 from agentgym and keep to the standard library.
@@ -26,7 +29,6 @@ import linecache
 import os
 import resource
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -40,7 +42,10 @@ _PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _CAP_SYS_ADMIN = 21
-_MS_NOSUID, _MS_NODEV = 2, 4
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_MOVE = 1, 2, 4, 8192
+_MNT_DETACH = 2
+_MQUEUE = "/dev/mqueue"  # the IPC namespace's POSIX message queues, one file each
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _IPC_RMID = 0
 _LAST_CAP = 63
 _MEMORY_POLL_S = 0.02
@@ -94,6 +99,34 @@ def _mount_tmpfs(mounts):
     data[0].inheritable &= keep
     if _libc.capset(ctypes.byref(header), data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _mount_python_layers(cfg):
+    """Mount the Python installation at its place for good, then start this supervisor again from there.
+
+    bubblewrap bound each Python root under ``stage`` (named ``0``, ``1``, ...), and this process started from
+    there. Each root becomes a read-only overlay at its place (``layers``: place -> staged name), with its
+    lower layers named relative to ``stage``: a plain bind would name the root's host path in every
+    ``/proc/<pid>/mountinfo``, and the overlay's options show only ``lowerdir=0:empty``. The staged binds are
+    then detached, and the supervisor is executed afresh from the overlay (``python``), with the same source.
+    Where an overlay cannot be mounted (one stacked on overlays too deep), the bind itself moves to the place.
+    """
+    os.chdir(cfg["stage"])
+    for place, staged in cfg["layers"].items():
+        options = f"lowerdir={staged}:empty".encode()
+        flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+        if _libc.mount(b"overlay", place.encode(), b"overlay", flags, options) == 0:
+            if _libc.umount2(staged.encode(), _MNT_DETACH) != 0:
+                raise OSError(ctypes.get_errno(), f"detaching the staged Python layer {staged} failed")
+        elif _libc.mount(staged.encode(), place.encode(), None, _MS_MOVE, None) != 0:
+            raise OSError(ctypes.get_errno(), f"mounting the Python layer at {place} failed")
+    os.chdir("/")
+    with open("/proc/self/cmdline", "rb") as fh:
+        argv = fh.read().split(b"\0")[:-1]
+    source = argv[argv.index(b"-c") + 1]
+    later = {k: v for k, v in cfg.items() if k not in ("layers", "stage", "python")}
+    python = cfg["python"].encode()
+    os.execve(python, [python, b"-I", b"-c", source, json.dumps(later).encode()], os.environ)
 
 
 def _drop_privileges(uid, gid):
@@ -262,14 +295,31 @@ def _as_uid(uid, action):
         os.setegid(0)
 
 
-def _remove_sysv_ipc(cfg):
-    """Remove every SysV IPC object the call created: they would outlive it, uncounted, for the next call."""
+def _posix_queues():
+    try:
+        return os.listdir(_MQUEUE)
+    except OSError:
+        return []
+
+
+def _remove_ipc(cfg):
+    """Remove every IPC object the call created, and say what is left (nothing, or the sandbox is replaced).
+
+    SysV shared memory, semaphores and message queues, and POSIX message queues, live in the IPC namespace,
+    which the sandbox's calls share: they would outlive the call, uncounted, for the next one.
+    """
     found = [(kind, int(entry[key])) for kind, key in (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid"))
              for entry in _sysv(kind)]
-    if not found:
-        return
+    queues = _posix_queues()
+    if not found and not queues:
+        return []
 
     def remove():
+        for name in queues:
+            try:
+                os.unlink(os.path.join(_MQUEUE, name))
+            except OSError:
+                pass  # reported below, as left
         for kind, ident in found:
             if kind == "shm":
                 _libc.shmctl(ident, _IPC_RMID, None)
@@ -279,6 +329,8 @@ def _remove_sysv_ipc(cfg):
                 _libc.msgctl(ident, _IPC_RMID, None)
 
     _as_uid(cfg["uid"], remove)
+    left = [f"SysV {kind}" for kind in ("shm", "sem", "msg") if _sysv(kind)]
+    return left + [f"POSIX queue {name}" for name in _posix_queues()]
 
 
 def _rss(pid):
@@ -517,26 +569,80 @@ class _Call:
 def _run(req, cfg, ctl_in):
     call = _Call(req, cfg, ctl_in)
     call.wait()
-    if cfg["pidns"]:
-        _remove_sysv_ipc(cfg)  # every process of the call is gone: nothing holds them any more
-    return call.result()
+    left = _remove_ipc(cfg) if cfg["pidns"] else []  # every process of the call is gone: nothing holds them
+    reply = call.result()
+    if left:
+        reply["replace"] = f"IPC objects of the call could not be removed: {', '.join(left)}"
+    return reply
 
 
 def _wipe(cfg):
+    """Empty the writable directories; the reply says what could not be removed (the host then replaces the
+    sandbox rather than let a file reach the next call)."""
+    errors = []
     for root in (cfg["workdir"], "/tmp", "/dev/shm") if cfg["pidns"] else (cfg["workdir"],):
         try:
-            names = os.listdir(root)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(root, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+            _empty(root)
+        except OSError as e:
+            errors.append(f"{root}: {e}")
+    return {"ok": not errors, "error": "; ".join(errors)}
+
+
+def _empty(root):
+    """Remove everything under directory ``root``, however deep.
+
+    Iterative, one directory open at a time, by names relative to it: a tree deeper than the interpreter's
+    recursion limit, than the open-file limit or than PATH_MAX is removed like any other. No process of the
+    call is left to change the tree meanwhile. ``pending`` holds the subdirectories still to remove at each
+    level from ``root`` down to the open one, ``names`` the name of each level below ``root``.
+    """
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        pending = [_unlink_files(fd)]
+        names = []
+        while True:
+            if pending[-1]:
+                name = pending[-1].pop()
+                child = _open_dir(fd, name)
+                os.close(fd)
+                fd = child
+                names.append(name)
+                pending.append(_unlink_files(fd))
+            elif names:
+                parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                pending.pop()
+                os.rmdir(names.pop(), dir_fd=fd)
             else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                return
+    finally:
+        os.close(fd)
+
+
+def _unlink_files(fd):
+    """Unlink everything in directory ``fd`` but its subdirectories; return their names."""
+    with os.scandir(fd) as it:
+        entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in it]
+    subdirs = []
+    for name, is_dir in entries:
+        if is_dir:
+            subdirs.append(name)
+            continue
+        try:
+            os.unlink(name, dir_fd=fd)
+        except PermissionError:
+            os.fchmod(fd, 0o700)  # without root, the call may have taken its own directory's write bit
+            os.unlink(name, dir_fd=fd)
+    return subdirs
+
+
+def _open_dir(fd, name):
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=fd)  # without root, the call may have made it unreadable
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
 
 
 def _recv(fd):
@@ -590,6 +696,9 @@ def _vm_mb(field="VmSize:"):
 
 def main():
     cfg = json.loads(sys.argv[1])
+    os.closerange(3, 65536)  # what the launcher passed (bubblewrap's arguments): no call may inherit it
+    if cfg.get("layers"):
+        _mount_python_layers(cfg)  # does not return: the supervisor starts again, from the mounted layers
     # Keep the control channel off fds 0/1 so no child can inherit it by accident.
     ctl_in = os.dup(0)
     ctl_out = os.dup(1)
@@ -626,8 +735,7 @@ def main():
             req["rss_base_mb"] = _vm_mb("VmRSS:") if forked else 0
             reply = _run(req, cfg, ctl_in)
         elif op == "wipe":
-            _wipe(cfg)
-            reply = {"ok": True}
+            reply = _wipe(cfg)
         else:
             reply = {"error": f"unknown op {op!r}"}
         _send(ctl_out, reply)

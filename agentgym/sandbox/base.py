@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 from agentgym.errors import ConfigError
 
-__all__ = ["Limits", "Program", "Result", "Sandbox"]
+__all__ = ["WRITABLE_DIRS", "Limits", "Program", "Result", "Sandbox"]
 
 Isolation = Literal["episode", "call"]
+WRITABLE_DIRS = ("/work", "/tmp", "/dev/shm")  # a call's only writable places; tmpfs of disk_mb each (not local)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,16 @@ class Limits:
     @property
     def effective_max_files(self) -> int:
         return self.max_files if self.max_files is not None else 256 * self.disk_mb
+
+    @property
+    def tmpfs_mb(self) -> int:
+        """Memory the writable directories can pin between calls (``bwrap``, ``docker``): ``/work``, ``/tmp``
+        and ``/dev/shm`` are each a tmpfs of ``disk_mb``.
+
+        >>> Limits(disk_mb=512).tmpfs_mb
+        1536
+        """
+        return len(WRITABLE_DIRS) * self.disk_mb
 
     def with_overrides(self, **overrides: Any) -> Limits:
         """These limits with the given fields replaced (``None`` values ignored)."""
@@ -138,7 +149,7 @@ class Sandbox(ABC):
 
     ``isolation="episode"`` keeps ``/work``, ``/tmp`` and ``/dev/shm`` across calls
     until ``reset()``; ``"call"`` wipes them after every call. No process and no
-    SysV IPC object outlives a call.
+    IPC object (SysV, POSIX message queue) outlives a call.
     Use it as a context manager or call ``close()``.
     """
 

@@ -6,8 +6,8 @@ process, with ``network_mode="none"``, a read-only root filesystem, tmpfs
 pids limits, ``init=True`` and every capability dropped but the few the
 supervisor needs to drop to a per-sandbox uid for each call. As on ``bwrap``,
 each call runs under the seccomp filter of ``seccomp.py`` (on top of Docker's
-own profile), its total memory is watched, and its SysV IPC objects are removed
-after it. The image needs ``python3``; pick it with
+own profile), its total memory is watched, and its SysV IPC objects and POSIX
+message queues (Docker mounts ``/dev/mqueue``) are removed after it. The image needs ``python3``; pick it with
 ``image=`` or ``$AGENTGYM_SANDBOX_IMAGE`` (default ``python:3.11-slim``).
 
 ``writable=("/testbed",)`` is for images that carry their own working tree (a

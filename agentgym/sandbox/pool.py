@@ -3,8 +3,9 @@
 A server may host a thousand sessions of a code env; each would otherwise keep
 its own supervisor (with numpy and sympy preloaded, ~100 MB). Envs borrow a
 sandbox for one call instead. Pooled sandboxes use ``isolation="call"``: every
-call starts from an empty ``/work``, ``/tmp`` and ``/dev/shm``, with no SysV IPC
-object or key of an earlier call, so nothing passes between episodes or sessions.
+call starts from an empty ``/work``, ``/tmp`` and ``/dev/shm``, with no IPC object
+(SysV, POSIX message queue) or key of an earlier call, so nothing passes between
+episodes or sessions.
 """
 
 from __future__ import annotations

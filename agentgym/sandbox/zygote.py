@@ -29,6 +29,7 @@ _ZYGOTE_SOURCE = (resources.files("agentgym.sandbox") / "_zygote.py").read_text(
 _START_TIMEOUT_S = 60.0
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentgym-sandbox-spawner")
 _REPLY_MARGIN_S = 10.0
+_LAST_WORDS_S = 5.0  # how long a supervisor that closed its stdout may take to exit and finish its stderr
 
 
 def zygote_argv(python: str, config: dict[str, Any]) -> list[str]:
@@ -63,18 +64,20 @@ class Channel(ABC):
 class ProcessChannel(Channel):
     """A supervisor that is a child process, spoken to on its stdin and stdout."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], *, executable: str | None = None,
+                 pass_fds: tuple[int, ...] = ()) -> None:
+        self._words: str | None = None
         try:
             # Spawned from one long-lived thread: bwrap's --die-with-parent fires when the *thread*
             # that started it ends, and envs run in short-lived worker threads. In a session of its own:
             # a Ctrl-C in the terminal signals the whole foreground process group, and must reach the
             # caller (which lets running episodes finish), never the sandbox mid-call. The supervisor
             # still ends with the caller: it exits when its stdin closes.
-            self.proc = _SPAWNER.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=env, close_fds=True,
-                                        start_new_session=True).result()
+            self.proc = _SPAWNER.submit(subprocess.Popen, argv, executable=executable, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, close_fds=True,
+                                        pass_fds=pass_fds, start_new_session=True).result()
         except OSError as e:
-            raise SandboxError(f"Could not start the sandbox ({argv[0]}): {e}") from e
+            raise SandboxError(f"Could not start the sandbox ({executable or argv[0]}): {e}") from e
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -99,9 +102,27 @@ class ProcessChannel(Channel):
                 stream.close()
 
     def last_words(self) -> str:
-        if self.proc.stderr is None or self.proc.poll() is None:
+        """Its stderr to the end, once it has exited. Asked when its stdout closed: the process may not have
+        exited yet, nor written its last line (bubblewrap's reason), so wait for both, briefly."""
+        if self._words is not None:
+            return self._words
+        if self.proc.stderr is None:
             return ""
-        return self.proc.stderr.read().decode("utf-8", "replace").strip()[-1500:]
+        try:
+            self.proc.wait(timeout=_LAST_WORDS_S)
+        except subprocess.TimeoutExpired:
+            return ""  # still running: it has nothing last to say yet
+        fd = self.proc.stderr.fileno()
+        words = bytearray()
+        deadline = time.monotonic() + _LAST_WORDS_S
+        while (remaining := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([fd], [], [], remaining)
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                break  # EOF (or a process it left holds the pipe past the deadline)
+            words += chunk
+        self._words = words.decode("utf-8", "replace").strip()[-1500:]
+        return self._words
 
 
 class ZygoteSandbox(Sandbox):
@@ -173,17 +194,27 @@ class ZygoteSandbox(Sandbox):
             try:
                 self._send(channel, request, stdin)
                 reply = self._recv(channel, deadline)
-                self._dirty = True
-                if self.isolation == "call":
-                    self._wipe(channel)
             except SandboxError:
                 self._kill()
                 raise
+            self._dirty = True
+            # The call is over and its result in hand: a sandbox that cannot be made clean again is replaced
+            # (the next call starts a fresh one), and the call still returns its result.
+            if reply.pop("replace", None):
+                self._kill()
+            elif self.isolation == "call":
+                try:
+                    self._wipe(channel)
+                except SandboxError:
+                    self._kill()
         return Result(backend=self.backend, **reply)
 
     def _wipe(self, channel: Channel) -> None:
+        """Empty the writable directories; ``SandboxError`` if the supervisor could not."""
         self._send(channel, {"op": "wipe"})
-        self._recv(channel, time.monotonic() + _REPLY_MARGIN_S)
+        reply = self._recv(channel, time.monotonic() + _REPLY_MARGIN_S)
+        if not reply.get("ok"):
+            raise SandboxError(f"The sandbox could not empty its writable directories: {reply.get('error')}")
         self._dirty = False
 
     def reset(self) -> None:

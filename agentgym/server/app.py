@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
+import math
 import os
 import re
 import time
@@ -30,7 +30,15 @@ from agentgym.server.compat import agentgym_router
 from agentgym.server.openenv import openenv_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.threads import DEFAULT_THREADS
-from agentgym.verifiers import get_verifier
+from agentgym.server.tokens import TOKEN_HOWTO, token_problem
+from agentgym.server.verification import (
+    DEFAULT_MAX_CLIENT_VERIFICATIONS,
+    DEFAULT_MAX_QUEUED_VERIFICATIONS,
+    Verifications,
+    client_key,
+)
+from agentgym.server.ws_limits import DEFAULT_MAX_WS_PER_CLIENT, WebSocketLimits, default_idle_timeout_s
+from agentgym.verifiers.budget import VerifierUnavailable
 
 if TYPE_CHECKING:
     from agentgym.cluster.pool import RayEnvPool
@@ -97,18 +105,18 @@ class _Metrics:
 
 
 class _Policy:
-    """What every request passes: the bearer token, the body size limit; and the request metrics."""
+    """What every request passes: the token (``tokens.py``), the body size limit; and the request metrics."""
 
     def __init__(self, *, token: str | None, max_body_bytes: int, metrics: _Metrics) -> None:
         self.token, self.max_body_bytes, self.metrics = token, max_body_bytes, metrics
-        self._expected = f"Bearer {token}".encode("latin-1") if token else b""
 
     def deny(self, scope: Scope) -> ApiError | None:
         """The error for a request refused on its headers alone, or None."""
         headers = dict(scope["headers"])
-        if (self.token and scope["path"] not in _OPEN_PATHS
-                and not hmac.compare_digest(headers.get(b"authorization", b""), self._expected)):
-            return ApiError(401, "unauthorized", "Send the server's token as 'Authorization: Bearer <token>'.")
+        if self.token and scope["path"] not in _OPEN_PATHS:
+            problem = token_problem(headers.get(b"authorization", b""), self.token)
+            if problem is not None:
+                return ApiError(401, "unauthorized", f"{problem} {TOKEN_HOWTO}")
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             return self.too_large()
@@ -168,7 +176,10 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                token: str | None = None, max_body_bytes: int = 1 << 20, reap_every_s: float | None = None,
                env_threads: int = DEFAULT_THREADS, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
                env_limits: Mapping[str, int] | None = None, process: ProcessSlot | None = None,
-               env_pool: RayEnvPool | None = None) -> FastAPI:
+               env_pool: RayEnvPool | None = None, ws_idle_timeout_s: float | None = None,
+               max_ws_per_client: int = DEFAULT_MAX_WS_PER_CLIENT,
+               max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
+               max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -180,7 +191,15 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     ``env_pool``: sessions are made on this Ray pool's host actors (``agentgym serve --ray``), under its per-node
     limits (``env_limits`` then has no defaults: only the operator's own, for the whole server); the app shuts
     the pool down with itself.
+    ``ws_idle_timeout_s``: a WebSocket (OpenEnv's ``/ws``) that sends no data frame this long is closed (default:
+    ``session_ttl_s``, at least 5 minutes); ``max_ws_per_client``: open WebSockets one client (peer address) may
+    hold; more are refused with 429 (``ws_limits.py``).
+    ``/v1/verify`` runs on threads of its own (``verification.py``): at most ``max_queued_verifications`` in
+    flight (more: 503 with Retry-After), ``max_client_verifications`` of one client (more: 429).
     """
+    ws_limits = WebSocketLimits(default_idle_timeout_s(session_ttl_s) if ws_idle_timeout_s is None
+                                else ws_idle_timeout_s, max_ws_per_client)
+    verifications = Verifications(max_client=max_client_verifications, max_queued=max_queued_verifications)
     served = sorted(env_ids or registered_env_ids())
     store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
                          server_kwargs=server_kwargs, env_threads=env_threads,
@@ -213,6 +232,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
         finally:
             reaper.cancel()
             await store.close_all()
+            verifications.shutdown()
             if env_pool is not None:
                 await asyncio.to_thread(env_pool.shutdown)
 
@@ -225,17 +245,17 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     operations = _Operations(store)
     app.hot = _HotPath(operations, policy)
     _add_error_handlers(app)
-    _add_routes(app, store, metrics, process, operations)
+    _add_routes(app, store, metrics, process, operations, verifications)
     for env_id in store.env_ids:
         app.include_router(agentgym_router(store, env_id, process.new_compat_id if process else None))
-    app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes))
+    app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes, ws_limits=ws_limits))
     return app
 
 
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, e: ApiError) -> JSONResponse:
-        return _error(e.status, e.code, e.message)
+        return _error(e.status, e.code, e.message, e.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_payload(request: Request, e: RequestValidationError) -> JSONResponse:
@@ -296,7 +316,7 @@ class _HotPath:
         self.operations, self.policy = operations, policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, session_id: str, op: str) -> None:
-        start, status = time.perf_counter(), 500
+        start, status, extra = time.perf_counter(), 500, {}
         try:
             denied = self.policy.deny(scope)
             if denied is not None:
@@ -309,12 +329,13 @@ class _HotPath:
                     result = await self.operations.reset(session_id, _parse(raw, p.ResetRequest))
                 status, body = 200, orjson.dumps(result)
         except ApiError as e:
-            status, body = e.status, orjson.dumps(_error_dict(e))
+            status, body, extra = e.status, orjson.dumps(_error_dict(e)), e.headers
         except Exception as e:  # as the FastAPI layer answers: the server keeps serving
             log.exception("internal error on %s", scope["path"])
             error = _internal(e)
             status, body = error.status, orjson.dumps(_error_dict(error))
-        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()),
+                   *((name.lower().encode(), value.encode()) for name, value in extra.items())]
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
         await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -344,7 +365,7 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
 
 
 def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: ProcessSlot | None,
-                operations: _Operations) -> None:
+                operations: _Operations, verifications: Verifications) -> None:
     # Routing: every route below is served by FastAPI (behind the _Guard middleware), except
     # POST /v1/sessions/{id}/reset and /step: _App.__call__ answers those in plain ASGI (_HotPath) before FastAPI
     # sees them. Their routes stay declared here for the OpenAPI schema and call the same _Operations, so each
@@ -412,9 +433,14 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
                       lambda result: {"session_id": result[0].id, "observation": result[1][0], "info": result[1][1]})
 
     @app.post("/v1/verify", response_model=p.VerifyResponse)
-    async def verify(body: p.VerifyRequest) -> dict[str, Any]:
+    async def verify(body: p.VerifyRequest, request: Request) -> Any:
         try:
-            # on the env worker threads, as steps are: a slow verification never holds up the event loop
-            return await store.threads.run(lambda: get_verifier(body.verifier)(body.prediction, body.task).as_dict())
+            # on threads of its own: a slow verification never holds up the event loop, a step or a new session
+            return await verifications.verify(client_key(request.scope), body.verifier, body.prediction, body.task)
+        except VerifierUnavailable as e:  # the server's failure, never a score: try again later
+            retry_after = str(max(1, math.ceil(e.retry_after_s)))
+            return _error(503, "verifier_unavailable", str(e), {"Retry-After": retry_after})
+        except ApiError:
+            raise
         except Exception as e:  # ConfigError (unknown name) or VerifierError (bad gold): the client's input
             raise ApiError(422, "invalid_verify_request", str(e)) from e

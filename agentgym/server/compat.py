@@ -6,7 +6,9 @@ POSTs ``/create``, ``/reset``, ``/step`` and ``/close`` and GETs ``/observation`
 in its family's dialect (field names, answer shapes, error form: ``dialects.py``); the
 routes here are one implementation, parametrised by the dialects served for the env.
 A request speaks the first of them whose session field it names. The task index of a
-reset is an index into the env's split, and is never read as a session.
+reset is an index into the env's split, and is never read as a session. A session made
+by TextCraft's client, whose action filter leaves only plain words, plays in the
+``plain`` action format, or is refused where plain words cannot play the env.
 
 Ids are ints, as AgentGym's clients expect, drawn at random from [1, 2**63): knowing
 one's own id tells nothing of another client's, so only the client that created a
@@ -24,7 +26,7 @@ from typing import Annotated, Any, Optional, Union
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
-from agentgym.server.dialects import Dialect, dialects_of
+from agentgym.server.dialects import PLAIN_ACTION_ENVS, Dialect, dialects_of
 from agentgym.server.sessions import ApiError, SessionStore
 
 __all__ = ["agentgym_router"]
@@ -55,8 +57,12 @@ def _models(d: Dialect) -> _Models:
     """The request bodies of one dialect, as its client sends them (fields it does not name are ignored)."""
     session = {d.session_key: (int, ...)}
     index = (Optional[int], Field(default=None, ge=0))
+    create = {d.create_key: (int, Field(ge=0))} if d.create_key else {}
+    if d.plain_client_key:
+        create[d.plain_client_key] = (Any, Field(default=None, description="Sent by a client that keeps only "
+                                      "letters, digits, commas and spaces of an action: plain-word actions."))
     models = _Models(
-        create=create_model(f"{d.name}Create", **({d.create_key: (int, Field(ge=0))} if d.create_key else {})),
+        create=create_model(f"{d.name}Create", **create),
         reset=create_model(f"{d.name}Reset", **session, **{k: index for k in d.task_keys},
                            **{k: (str, v) for k, v in d.reset_constants}),
         step=create_model(f"{d.name}Step", **session, action=(str, ...)),
@@ -173,10 +179,24 @@ class _Compat:
         for stale in [k for k, r in self.records.items() if r.session_id not in self.store.sessions]:  # TTL expired
             self.records.pop(stale, None)
         task = getattr(body, d.create_key) if d.create_key else None
-        session, (observation, info) = await self.store.create(self.env_id, {}, None, _task(task))
+        kwargs = self.kwargs_for(d, body)
+        session, (observation, info) = await self.store.create(self.env_id, kwargs, None, _task(task))
         compat_id = self.new_id(self.records)
         self.records[compat_id] = _Record(session.id, observation, info)
         return compat_id if d.bare_id else {"id": compat_id, "observation": observation, "reward": 0.0, "done": False}
+
+    def kwargs_for(self, d: Dialect, body: BaseModel | None) -> dict[str, Any]:
+        """The env kwargs of a session this create makes: the plain action format for a client that would delete
+        the characters of any other (TextCraft's), where the env can be played in plain words."""
+        if body is None or d.plain_client_key not in body.model_fields_set:
+            return {}
+        if self.env_id not in PLAIN_ACTION_ENVS:
+            raise ApiError(422, "invalid_request",
+                           f"This client (it sent {d.plain_client_key!r}: AgentGym's TextCraft client) deletes every "
+                           f"character but letters, digits, commas and spaces from an action, so no action of "
+                           f"{self.env_id} survives it. Play {self.env_id} with a client that sends actions "
+                           "unchanged: agentgym.client.RemoteEnv, OpenEnv's client, or your own AgentGym client.")
+        return {"action_format": "plain"}
 
     async def reset(self, d: Dialect, body: BaseModel) -> Any:
         compat_id = getattr(body, d.session_key)

@@ -6,6 +6,11 @@ AgentGym's clients (``agentenv/envs/<family>.py``) all POST ``/create``, ``/rese
 - TextCraft: the session is ``id``; reset's task index ``data_idx``; /create answers
   ``{"id", "observation", ...}``, reset a record. Errors here are HTTP 404/422 ``{code,
   message}`` (TextCraft's own server answers 200 ``{"error"}``; its client fails on both).
+  TextCraft's client deletes every character but letters, digits, commas and spaces
+  from an action, and names ``minecraft_dir`` in its /create: a session it creates plays
+  in the ``plain`` action format (``search capital of Peru``, ``answer Lima``) on the
+  envs that can be played so (``PLAIN_ACTION_ENVS``); on the others its /create is
+  refused (422), since no action of theirs would survive.
 - SearchQA: the session is ``env_idx``; reset's task index ``id`` (and /create's);
   /create answers the bare int, reset the observation text; /close true or false.
 - WebShop: the session is ``env_idx``; reset's task index ``session_id``; /create answers
@@ -23,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ALFWORLD", "DIALECTS", "SEARCHQA", "TEXTCRAFT", "WEBSHOP", "Dialect", "dialects_of"]
+__all__ = ["ALFWORLD", "DIALECTS", "PLAIN_ACTION_ENVS", "SEARCHQA", "TEXTCRAFT", "WEBSHOP", "Dialect", "dialects_of"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,9 @@ class Dialect:
     session_key: str  # the field (body and query string) holding the int /create answered
     task_keys: tuple[str, ...]  # reset body fields holding the task index; the first one present counts
     create_key: str | None = None  # a create body field holding the first task's index; naming it picks the dialect
+    # a create body field only a client that deletes all but [A-Za-z0-9, ] from actions sends: its sessions play
+    # in the plain action format (on PLAIN_ACTION_ENVS; elsewhere its /create is refused)
+    plain_client_key: str | None = None
     bare_id: bool = False  # /create answers the bare int instead of {"id": int, ...}
     text_key: str = "observation"  # the step answer's field for the observation (WebShop's is "state")
     reset_answer: Literal["record", "text", "pair"] = "record"  # {"id", "observation", ...}, the text, [text, null]
@@ -45,7 +53,8 @@ class Dialect:
     reset_constants: tuple[tuple[str, str], ...] = ()  # reset fields its client sends, with the one value served
 
 
-TEXTCRAFT = Dialect("TextCraft", session_key="id", task_keys=("data_idx",), observation_answer="object")
+TEXTCRAFT = Dialect("TextCraft", session_key="id", task_keys=("data_idx",), observation_answer="object",
+                    plain_client_key="minecraft_dir")
 SEARCHQA = Dialect("SearchQA", session_key="env_idx", task_keys=("id",), create_key="id", bare_id=True,
                    reset_answer="text", close_answer="bool")
 WEBSHOP = Dialect("WebShop", session_key="env_idx", task_keys=("session_id",), bare_id=True, text_key="state",
@@ -64,6 +73,12 @@ DIALECTS: dict[str, tuple[Dialect, ...]] = {
     "agentgym/WebShop-v0": (WEBSHOP,),
     "agentgym/ALFWorld-v0": (ALFWORLD,),
 }
+
+
+# The envs whose every action can be written in plain words, letters, digits, commas and spaces: SearchQA's
+# queries and answers (its answers are compared without punctuation). The others' actions are code (MathTool,
+# PyCode, SWEBench) or take two arguments (WebShopBrowser's fill); WebShop's and ALFWorld's clients are their own.
+PLAIN_ACTION_ENVS = frozenset({"agentgym/SearchQA-v0"})
 
 
 def dialects_of(env_id: str) -> tuple[Dialect, ...]:

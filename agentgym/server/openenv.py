@@ -16,16 +16,23 @@ client adds ``/ws``, ``/reset``, ... to it, as it does to an OpenEnv server's ro
 - ``POST /reset`` and ``POST /step``: stateless, as in OpenEnv (a fresh env per request,
   closed after it). ``/reset`` answers a new episode's first observation; ``/step`` resets a
   fresh env with the request's ``seed``/``options`` and makes one step: a one-step episode.
-- ``GET /state`` (of a fresh env: no episode), ``/schema``, ``/metadata``, ``/health``.
+- ``GET /state`` (of a fresh env: no episode), ``/schema``, ``/metadata``, ``/health``, and
+  ``/openapi.json``: these routes alone, as paths of the env's base URL (what ``openenv validate`` reads).
+- ``POST /mcp`` (JSON-RPC), and over ``/ws`` OpenEnv's ``list_tools``/``call_tool`` actions (what its
+  ``MCPToolClient`` sends) and ``mcp`` frames: the env's tools as MCP tools, ``openenv_mcp.py``.
 
 Actions: ``{"message": "<model text>"}`` (``"text"`` too), parsed by the env's action format as
 in process; or an agentgym dict action (``{"name", "arguments"}``, ``{"answer"}``,
 ``{"tool_calls": [...]}``), where a wrong one is an observation with ``info.action_error``, as in
-process. Observations: ``{"text", "info", "terminated", "truncated"}``, the env's own.
+process. Observations: ``{"text", "info", "terminated", "truncated"}``, the env's own; after a reset also
+``metadata: {"prompt", "task_id"}``, the one field OpenEnv's ``MCPToolClient`` shows of an observation.
 
 The server's token applies: HTTP routes need ``Authorization: Bearer <token>``; a WebSocket
 also accepts HTTP Basic with the token as password, which is what OpenEnv's client (the
 ``websockets`` library) sends for a base URL ``http://user:<token>@host:port/...``.
+
+A WebSocket that sends no frame for the idle timeout is closed (1001), and a client holding
+its cap of open WebSockets is refused (429): ``ws_limits.py``.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ import uuid
 from typing import Any, Literal
 
 import orjson
-from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Body, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.websockets import WebSocketState
@@ -46,12 +53,28 @@ from starlette.websockets import WebSocketState
 from agentgym import __version__
 from agentgym.core.registry import env_info
 from agentgym.errors import EnvNotFound
+from agentgym.server.openenv_mcp import (
+    Binding,
+    CallToolFrame,
+    EnvTools,
+    ListToolsFrame,
+    OpenEnvMcp,
+    RpcRequest,
+    RpcResponse,
+    ToolFailure,
+    tool_result,
+)
 from agentgym.server.protocol import ResetOptions, reset_options
 from agentgym.server.sessions import ApiError, Session, SessionStore
+from agentgym.server.ws_limits import FULL_CLOSE_CODE, WebSocketGate, WebSocketLimits, client_of
 
-__all__ = ["PREFIX", "openenv_router"]
+__all__ = ["OPENENV_HTTP_VERSION", "PREFIX", "env_openapi", "openenv_router"]
 
 PREFIX = "/openenv"
+# The OpenEnv HTTP API these routes speak, as a per-env openapi.json declares it: openenv-core's servers say
+# 1.0.0, and `openenv validate` reads its standard profile (openenv-http/1.x) from it. agentgym's own version
+# is the document's x-agentgym-version.
+OPENENV_HTTP_VERSION = "1.0.0"
 
 _MAX_SEED = 2**63 - 1
 
@@ -91,6 +114,8 @@ class Observation(BaseModel):
     info: dict[str, Any] = Field(description="The env's info dict, as in process (task_id, tools, action_error, ...).")
     terminated: bool = False
     truncated: bool = False
+    metadata: dict[str, Any] | None = Field(default=None, description=(
+        "After a reset only: {prompt, task_id}, where OpenEnv's MCPToolClient shows them (observation.metadata)."))
 
 
 class Result(BaseModel):
@@ -171,8 +196,24 @@ def _result(observation: str, info: dict[str, Any], reward: float | None = None,
             "reward": reward, "done": terminated or truncated}
 
 
+def _reset_result(observation: str, info: dict[str, Any]) -> dict[str, Any]:
+    result = _result(observation, info)
+    result["observation"]["metadata"] = {"prompt": observation, "task_id": info.get("task_id")}
+    return result
+
+
 def _step_result(step: dict[str, Any]) -> dict[str, Any]:
     return _result(step["observation"], step["info"], step["reward"], step["terminated"], step["truncated"])
+
+
+def _call_tool_result(name: str, outcome: dict[str, Any] | ToolFailure, done: bool) -> dict[str, Any]:
+    """A ``call_tool`` step as OpenEnv's ``CallToolObservation`` result: the tool's result, or its error."""
+    if isinstance(outcome, ToolFailure):  # no action: nothing happened
+        observation = {"tool_name": name, "result": None,
+                       "error": {"error_type": outcome.kind, "message": outcome.message}}
+        return {"observation": observation, "reward": None, "done": done}
+    return {"observation": {"tool_name": name, "result": tool_result(outcome), "error": None},
+            "reward": outcome["reward"], "done": outcome["terminated"] or outcome["truncated"]}
 
 
 # OpenEnv's error codes, from ours
@@ -199,12 +240,14 @@ def _validation_frame(e: ValidationError, what: str) -> dict[str, Any]:
 class _Connection:
     """The session of one WebSocket connection and what OpenEnv's ``state`` reports of it."""
 
-    def __init__(self, store: SessionStore, env_id: str) -> None:
-        self.store, self.env_id = store, env_id
+    def __init__(self, store: SessionStore, env_id: str, mcp: OpenEnvMcp) -> None:
+        self.store, self.env_id, self.mcp = store, env_id, mcp
         self.session: Session | None = None
         self.kwargs: dict[str, Any] = {}
+        self.tools: EnvTools | None = None  # the session's, from its last reset
         self.state: dict[str, Any] = {"episode_id": None, "step_count": 0, "env_id": env_id, "task_id": None,
                                       "done": True}
+        self.binding = Binding(session=lambda: self.session, tools=self.env_tools, call=self.call_tool)
 
     async def answer(self, raw: str | bytes, max_bytes: int) -> tuple[dict[str, Any] | None, bool]:
         """The reply to one frame (None for none) and whether the connection ends."""
@@ -216,20 +259,32 @@ class _Connection:
             return _error_frame("INVALID_JSON", f"Invalid JSON: {e}"), False
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return _error_frame("VALIDATION_ERROR", 'A frame is an object {"type": ..., "data": ...}.'), False
-        if message["type"] not in ("reset", "step", "state", "close"):
-            return _error_frame("UNKNOWN_TYPE", f"Unknown message type {message['type']!r}: send reset, step, state or "
-                                                "close (this server does not serve MCP)."), False
+        if message["type"] not in ("reset", "step", "state", "close", "mcp"):
+            return _error_frame("UNKNOWN_TYPE", f"Unknown message type {message['type']!r}: send reset, step, state, "
+                                                "mcp or close."), False
         try:
             frame = _Frame.model_validate(message)
             if frame.type == "close":
                 return None, True
             if frame.type == "state":
                 return {"type": "state", "data": dict(self.state)}, False
+            if frame.type == "mcp":  # JSON-RPC, answered as POST /mcp answers, on this connection's session
+                return {"type": "mcp", "data": await self.mcp.rpc(self.env_id, frame.data, self.binding)}, False
             if frame.type == "reset":
                 data = ResetData.model_validate({} if frame.data is None else frame.data)
                 return {"type": "observation", "data": await self.reset(data)}, False
             if not isinstance(frame.data, dict):
                 return _error_frame("VALIDATION_ERROR", "A step's data is the action: an object (see /schema)."), False
+            if frame.data.get("type") == "list_tools":  # OpenEnv's MCP actions (its MCPToolClient's)
+                ListToolsFrame.model_validate(frame.data)
+                tools = (await self.env_tools()).listed(key="input_schema")
+                return {"type": "observation", "data": {"observation": {"tools": tools}, "reward": None,
+                                                        "done": False}}, False
+            if frame.data.get("type") == "call_tool":
+                call = CallToolFrame.model_validate(frame.data)
+                outcome = await self.call_tool(call.tool_name, call.arguments)
+                return {"type": "observation",
+                        "data": _call_tool_result(call.tool_name, outcome, self.state["done"])}, False
             return {"type": "observation", "data": await self.step(frame.data)}, False
         except ValidationError as e:
             return _validation_frame(e, f"{message['type']} frame"), False
@@ -248,15 +303,33 @@ class _Connection:
             observation, info = await self.store.reset(self.session.id, data.seed, reset_options(data.options))
         self.state = {"episode_id": data.episode_id or uuid.uuid4().hex, "step_count": 0, "env_id": self.env_id,
                       "task_id": info.get("task_id"), "done": False}
-        return _result(observation, info)
+        self.tools = EnvTools.of(info, self.session.env)
+        return _reset_result(observation, info)
 
     async def step(self, action: dict[str, Any]) -> dict[str, Any]:
         if self.session is None:
             raise ApiError(409, "reset_needed", "No episode yet: send a reset frame first.")
         step = await self.store.step(self.session.id, to_action(action), None)
+        self._stepped(step)
+        return _step_result(step)
+
+    async def env_tools(self) -> EnvTools:
+        """The env's MCP tools: the session's, or (before the first reset) those of an env made with the
+        connection's kwargs."""
+        return self.tools if self.tools is not None else await self.mcp.tools(self.env_id, self.kwargs)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | ToolFailure:
+        """A tool call on the connection's session: its step, or why it is no action (then nothing happens)."""
+        if self.session is None or self.tools is None:
+            raise ApiError(409, "reset_needed", "No episode yet: send a reset frame first.")
+        outcome = await self.mcp.call(self.session, self.tools, name, arguments)
+        if not isinstance(outcome, ToolFailure):
+            self._stepped(outcome)
+        return outcome
+
+    def _stepped(self, step: dict[str, Any]) -> None:
         self.state["step_count"] += 1
         self.state["done"] = step["terminated"] or step["truncated"]
-        return _step_result(step)
 
     async def close(self) -> None:
         session, self.session = self.session, None
@@ -282,9 +355,12 @@ def _authorized(authorization: str, token: str | None) -> bool:
     return hmac.compare_digest(secret.encode("utf-8"), token.encode("utf-8"))
 
 
-def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: int) -> APIRouter:
+def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: int,
+                   ws_limits: WebSocketLimits) -> APIRouter:
     """Routes under ``/openenv/<env id>`` speaking OpenEnv's protocol over this server's sessions."""
     router = APIRouter(prefix=PREFIX, tags=["OpenEnv compatibility"])
+    gate = WebSocketGate(ws_limits)
+    mcp = OpenEnvMcp(store)
 
     def served(env_id: str) -> str:
         if env_id not in store.env_ids:
@@ -296,18 +372,19 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
                                                           reset_options(data.options))
         try:
             if action is None:
-                return _result(observation, info)
+                return _reset_result(observation, info)
             return _step_result(await store.step(session.id, to_action(action), None))
         finally:
             with contextlib.suppress(ApiError):  # a failed step closed it already
                 await store.close(session.id, "OpenEnv stateless request done")
 
-    @router.post("/{env_id:path}/reset", response_model=Result)
+    # exclude_unset: an observation has metadata after a reset only
+    @router.post("/{env_id:path}/reset", response_model=Result, response_model_exclude_unset=True)
     async def reset(env_id: str, body: ResetData = Body(default_factory=ResetData)) -> dict[str, Any]:
         """A fresh env's first observation (stateless, as OpenEnv's HTTP reset: the env is closed after)."""
         return await one_off(env_id, body, None)
 
-    @router.post("/{env_id:path}/step", response_model=Result)
+    @router.post("/{env_id:path}/step", response_model=Result, response_model_exclude_unset=True)
     async def step(env_id: str, body: StepBody) -> dict[str, Any]:
         """A fresh env reset with ``seed``/``options`` and stepped once (stateless, as OpenEnv's HTTP step)."""
         return await one_off(env_id, body, body.action)
@@ -332,6 +409,18 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
         served(env_id)
         return {"status": "healthy"}
 
+    @router.get("/{env_id:path}/openapi.json", response_model=dict[str, Any])
+    async def openapi(env_id: str, request: Request) -> dict[str, Any]:
+        """The OpenAPI document of these routes alone, as paths of the env's base URL (OpenEnv's ``/openapi.json``)."""
+        return env_openapi(request.app.openapi(), served(env_id))
+
+    @router.post("/{env_id:path}/mcp", response_model=RpcResponse, openapi_extra={"requestBody": {
+        "required": True, "content": {"application/json": {"schema": RpcRequest.model_json_schema()}}}})
+    async def mcp_endpoint(env_id: str, request: Request) -> JSONResponse:
+        """MCP's JSON-RPC (``tools/list``, ``tools/call``) and OpenEnv's session methods; errors are JSON-RPC
+        errors, with HTTP 200 (``openenv_mcp.py``)."""
+        return JSONResponse(await mcp.rpc(served(env_id), await request.body()))
+
     @router.websocket("/{env_id:path}/ws")
     async def websocket(ws: WebSocket, env_id: str) -> None:
         if not _authorized(ws.headers.get("authorization", ""), token):
@@ -341,12 +430,16 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
         if env_id not in store.env_ids:
             await _deny(ws, 404, "env_not_found", str(EnvNotFound(env_id, store.env_ids)))
             return
-        await ws.accept()
-        connection = _Connection(store, env_id)
+        client = client_of(ws)
+        if not gate.admit(client):
+            await _deny(ws, 429, "too_many_websockets", gate.refusal(client), close_code=FULL_CLOSE_CODE)
+            return
+        connection = _Connection(store, env_id, mcp)
         try:
+            await ws.accept()
             while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
+                message = await gate.receive(ws)
+                if message is None or message["type"] == "websocket.disconnect":  # None: closed for idling
                     break
                 raw = message.get("text")
                 reply, end = await connection.answer(raw if raw is not None else message.get("bytes") or b"",
@@ -358,6 +451,7 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
         except (WebSocketDisconnect, OSError):  # the client went away mid-answer
             pass
         finally:
+            gate.release(client)
             await connection.close()
             # a client that went away has nothing to close (closing would raise, and log a traceback per client)
             with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
@@ -367,10 +461,31 @@ def openenv_router(store: SessionStore, *, token: str | None, max_frame_bytes: i
     return router
 
 
-async def _deny(ws: WebSocket, status: int, code: str, message: str) -> None:
-    """Refuse a WebSocket handshake with an HTTP error where the server can send one, else close 1008."""
+def env_openapi(document: dict[str, Any], env_id: str) -> dict[str, Any]:
+    """The OpenAPI document of one env's OpenEnv routes, from the server's: their paths relative to the env's
+    base URL (``/reset``, ``/step``, ``/mcp``, ...), which is the document's server."""
+    prefix = f"{PREFIX}/{{env_id}}"
+    paths = {path[len(prefix):]: {method: _without_env_id(operation) for method, operation in item.items()}
+             for path, item in document.get("paths", {}).items() if path.startswith(f"{prefix}/")}
+    info = {"title": f"{env_id} (agentgym, OpenEnv protocol)", "version": OPENENV_HTTP_VERSION,
+            "description": f"OpenEnv's HTTP API for {env_id}, served by agentgym {__version__}; the WebSocket "
+                           "is /ws (not an OpenAPI path).",
+            "x-agentgym-version": __version__}
+    return {"openapi": document.get("openapi", "3.1.0"), "info": info, "servers": [{"url": f"{PREFIX}/{env_id}"}],
+            "paths": paths, "components": document.get("components", {})}
+
+
+def _without_env_id(operation: Any) -> Any:
+    if not isinstance(operation, dict) or "parameters" not in operation:
+        return operation
+    parameters = [p for p in operation["parameters"] if not (p.get("in") == "path" and p.get("name") == "env_id")]
+    return {k: v for k, v in operation.items() if k != "parameters"} | ({"parameters": parameters} if parameters else {})
+
+
+async def _deny(ws: WebSocket, status: int, code: str, message: str, close_code: int = 1008) -> None:
+    """Refuse a WebSocket handshake with an HTTP error where the server can send one, else close ``close_code``."""
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     try:
         await ws.send_denial_response(JSONResponse({"code": code, "message": message}, status, headers=headers))
     except RuntimeError:  # no websocket.http.response extension
-        await ws.close(code=1008, reason=code)
+        await ws.close(code=close_code, reason=code)

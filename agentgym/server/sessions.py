@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import secrets
 import time
 from collections import Counter, OrderedDict
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
-from agentgym.errors import AgentGymError, CapacityReached, ConfigError, EnvNotFound, ResetNeeded, SessionLost
+from agentgym.errors import (AgentGymError, CapacityReached, ConfigError, EnvNotFound, ResetNeeded, SessionLost,
+                             VerifierUnavailable)
 from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
@@ -135,7 +137,7 @@ class SessionStore:
 
         def load() -> type:  # imports the env's module and reads its signature: env code, so not on the loop
             env_class = load_env_class(env_id)
-            self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
+            self._check_kwargs(env_id, env_class, kwargs, {**env_info(env_id).kwargs, **all_kwargs})
             return env_class
 
         env_class = await self._call(None, load)
@@ -173,11 +175,12 @@ class SessionStore:
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
     def _make_env(self, env_id: str, env_class: type, kwargs: dict[str, Any]) -> Any:
-        if self.pool is None:
-            return env_class(**kwargs)
+        if self.pool is None:  # with what agentgym.register gave the id
+            return env_class(**{**env_info(env_id).kwargs, **kwargs})
         from agentgym.cluster.env import RayEnv
 
-        return RayEnv(self.pool, env_id, kwargs, entry_point=env_info(env_id).entry_point)
+        # the registered kwargs and the class travel with the session (Ray pickles them), for a plugin's env too
+        return RayEnv(self.pool, env_id, {**env_info(env_id).kwargs, **kwargs}, entry_point=env_class)
 
     def _freeze_loaded_data(self, env_id: str) -> None:
         """After an env's first session, move what is alive (the corpus, the index, the parsed tasks: millions
@@ -436,6 +439,9 @@ def _api_error(e: Exception, session: Session | None) -> ApiError:
         return ApiError(409, "reset_needed", f"{e} Reset the session (POST /v1/sessions/{{id}}/reset).")
     if isinstance(e, ConfigError):
         return ApiError(422, "invalid_request", str(e))
+    if isinstance(e, VerifierUnavailable):  # the server's failure, not the env's: the session stays
+        return ApiError(503, "verifier_unavailable", f"{e} The episode's verdict is unknown: reset the session "
+                        "to play it again.", {"Retry-After": str(max(1, math.ceil(e.retry_after_s)))})
     where = f"session {session.id} ({session.env_id})" if session else "a new session"
     if not isinstance(e, AgentGymError):
         log.exception("env failure in %s", where, exc_info=e)

@@ -44,6 +44,9 @@ class TrainConfig:
     remote: str | None = field(default=None, metadata=_doc(
         "Where the envs run instead of in process: the base URL of an `agentgym serve` (over HTTP), or "
         "ray://ADDRESS for sessions on Ray actors across a Ray cluster (HOST:PORT, auto, or local)."))
+    imports: list[str] = field(default_factory=list, metadata=_doc(
+        "A module, or a Python file, that registers envs of your own (agentgym.register), imported first (repeatable); "
+        "installed packages' envs need none.", flags=("--import",), metavar="MODULE_OR_FILE"))
     env_kwargs: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "Keyword arguments of every env (e.g. action_format=hermes).", flags=("--kwarg", "-k")))
     split: str = field(default="train", metadata=_doc("Task split to train on."))

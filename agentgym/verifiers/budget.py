@@ -11,6 +11,18 @@ has an address-space limit (a verification that allocates past it is a failure
 with reason "verifier memory budget exceeded") and a CPU-time limit that ends it
 if its parent is gone.
 
+The budget also bounds the wait for a worker: a verification that cannot start
+within ``seconds`` (every worker busy) raises ``VerifierUnavailable``, an
+infrastructure error (a ``VerifierError``, so a ``RolloutError``: the episode
+fails and trains nothing), never a 0. Once started it has its full ``seconds``,
+so its verdict does not depend on the load: a caller waits at most twice the
+budget (plus a worker's start-up, the first time). Waiters are served fairly:
+a verification made on behalf of a client (``verifying_for``, which the server
+uses for ``/v1/verify``) holds at most all workers but one, and of the waiters
+that may start, the one whose client holds the fewest workers goes first. A
+worker killed after an overrun is replaced by the caller whose verification
+overran, in its own slot (its verdict comes after the new worker's start-up).
+
 Configuration: ``AGENTGYM_VERIFIER_BUDGET_S`` (default 5 seconds; ``0`` or
 ``off`` verifies in the calling process with no budget, for debugging),
 ``AGENTGYM_VERIFIER_WORKERS`` (default: the CPU count, at most 4) and
@@ -22,7 +34,10 @@ its own budget with its ``budget_s`` argument, and an env with its
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
+import itertools
+import logging
 import math
 import os
 import pickle
@@ -31,15 +46,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError, VerifierError
+from agentgym.errors import ConfigError, VerifierError, VerifierUnavailable
 from agentgym.verifiers.score import Score
 
-__all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "budget_seconds", "over_budget", "run_budgeted", "shutdown_workers"]
+__all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "VerifierUnavailable", "budget_seconds", "over_budget", "run_budgeted",
+           "shutdown_workers", "verifying_for"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BUDGET_S = 5.0
 DEFAULT_MEMORY_MB = 2048
@@ -47,6 +66,20 @@ OVER_BUDGET = "verifier time budget exceeded"
 _START_TIMEOUT_S = 120.0  # importing sympy on a loaded 2-core machine
 # Imported when a worker starts, so that the first verification does not pay for them inside its budget.
 _PRELOAD = ("agentgym.verifiers", "sympy", "math_verify", "rapidfuzz.fuzz")
+
+
+# The client a verification is made for (the server's key for an HTTP client); None: this process's own callers.
+_CLIENT: ContextVar[str | None] = ContextVar("agentgym_verifier_client", default=None)
+
+
+@contextlib.contextmanager
+def verifying_for(client: str) -> Iterator[None]:
+    """Make the verifications inside on behalf of ``client``: it holds at most all workers but one at once."""
+    token = _CLIENT.set(client)
+    try:
+        yield
+    finally:
+        _CLIENT.reset(token)
 
 
 def over_budget(verification: Any) -> bool:
@@ -88,6 +121,7 @@ class _Worker:
     """One verifier process and the two pipes to it."""
 
     def __init__(self, memory_mb: int) -> None:
+        self.generation = 0  # the pool's, when it was started
         to_child, from_parent = os.pipe()
         from_child, to_parent = os.pipe()
         package_root = str(Path(__file__).resolve().parents[2])
@@ -131,59 +165,122 @@ class _Worker:
 
 
 class _Pool:
-    """Verifier workers shared by every thread of this process; started on first use, at most ``size``."""
+    """Verifier workers shared by every thread of this process; started on first use, at most ``size``.
+
+    A slot is taken while a worker verifies, starts, or is being replaced after an
+    overrun; it counts against the client it was taken for (``_held``).
+    """
 
     def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._generation = 0  # shutdown() starts a new one: workers of an older one are not reused
+        self._forget(os.getpid())
+
+    def _forget(self, pid: int) -> None:
         self._idle: list[_Worker] = []
         self._busy = 0
-        self._lock = threading.Condition()
-        self._pid = os.getpid()
+        self._held: dict[str | None, int] = {}
+        self._waiting: list[tuple[int, str | None]] = []  # (ticket, client), in arrival order
+        self._tickets = itertools.count()
+        self._pid = pid
 
-    def _acquire(self, size: int, memory_mb: int) -> _Worker:
+    def _next(self, size: int) -> int | None:
+        """The ticket of the waiter to serve now, if a slot is free: of those whose client holds fewer than all
+        workers but one (this process's own callers: no limit), the one whose client holds the fewest, then the
+        earliest."""
+        if self._busy >= size:
+            return None
+        share = max(1, size - 1)
+        held = self._held
+        ready = [(held.get(c, 0), t) for t, c in self._waiting if c is None or held.get(c, 0) < share]
+        return min(ready)[1] if ready else None
+
+    def _acquire(self, size: int, memory_mb: int, deadline: float, client: str | None) -> _Worker | None:
+        """A worker for ``client``, or None when none was free by ``deadline`` (``time.monotonic()``)."""
         with self._lock:
             if self._pid != os.getpid():  # a forked child does not share its parent's workers
-                self._idle, self._busy, self._pid = [], 0, os.getpid()
-            while not self._idle and self._busy >= size:
-                self._lock.wait()
+                self._forget(os.getpid())
+            entry = (next(self._tickets), client)
+            self._waiting.append(entry)
+            try:
+                while self._next(size) != entry[0]:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._lock.wait(left)
+            finally:
+                self._waiting.remove(entry)
+                self._lock.notify_all()  # whoever is next in line now re-checks
             self._busy += 1
+            self._held[client] = self._held.get(client, 0) + 1
             if self._idle:
                 return self._idle.pop()
+            generation = self._generation
         try:
-            return _Worker(memory_mb)
+            worker = _Worker(memory_mb)
         except BaseException:
-            self._release(None)
+            self._release(None, client)
             raise
+        worker.generation = generation
+        return worker
 
-    def _release(self, worker: _Worker | None) -> None:
+    def _release(self, worker: _Worker | None, client: str | None) -> None:
+        stale = None
         with self._lock:
+            if self._pid != os.getpid():
+                return
             self._busy -= 1
-            if worker is not None:
+            self._held[client] -= 1
+            if not self._held[client]:
+                del self._held[client]
+            if worker is not None and worker.generation == self._generation:
                 self._idle.append(worker)
-            self._lock.notify()
+            else:
+                stale = worker
+            self._lock.notify_all()
+        if stale is not None:
+            stale.kill()
 
     def run(self, request: tuple[Any, ...], seconds: float) -> tuple[str, Any] | None:
-        worker = self._acquire(_int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1)),
-                               _int_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB))
+        """The worker's reply within ``seconds`` of starting, or None; ``("unavailable", why)`` when no worker
+        was free within ``seconds``."""
+        client = _CLIENT.get()
+        size = _int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
+        memory_mb = _int_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
+        worker = self._acquire(size, memory_mb, time.monotonic() + seconds, client)
+        if worker is None:
+            return ("unavailable", f"all {size} verifier workers were busy")
         try:
             reply = worker.call(request, seconds)
         except (EOFError, OSError):
             reply = ("crashed", None)
         except BaseException:  # interrupted while waiting: the worker's state is unknown
             worker.kill()
-            self._release(None)
+            self._release(None, client)
             raise
         if reply is None or reply[0] == "crashed":
+            # The caller whose verification overran starts the replacement, in its own slot: the next caller finds
+            # a warm worker, and a client's overruns cannot take another client's worker while its own restarts.
             worker.kill()
-            self._release(None)
+            generation = self._generation
+            try:
+                replacement = _Worker(memory_mb)
+            except VerifierError:  # the next verification starts one itself, and says why if it cannot
+                log.warning("a replacement verifier worker failed to start", exc_info=True)
+                self._release(None, client)
+            else:
+                replacement.generation = generation
+                self._release(replacement, client)
             if reply is not None:
                 reply = ("crashed", worker.process.returncode)
         else:
-            self._release(worker)
+            self._release(worker, client)
         return reply
 
     def shutdown(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
+            self._generation += 1
         for worker in idle:
             worker.kill()
 
@@ -204,7 +301,8 @@ def run_budgeted(func: Callable[..., Score], *args: Any, budget_s: float | None 
     ``func`` is a module-level function returning a ``Score``; its arguments must
     pickle. Exceptions it raises (a ``VerifierError`` for bad gold data) are
     raised here. Over budget, out of memory or crashed, the verdict is a failed
-    ``Score`` that says so in ``details``.
+    ``Score`` that says so in ``details``. No worker free within ``budget_s``:
+    ``VerifierUnavailable``.
     """
     seconds = budget_seconds(budget_s)
     if seconds is None:
@@ -213,6 +311,10 @@ def run_budgeted(func: Callable[..., Score], *args: Any, budget_s: float | None 
     start = time.perf_counter()
     reply = _POOL.run((func.__module__, func.__qualname__, args, kwargs, seconds), seconds)
     elapsed = round(time.perf_counter() - start, 3)
+    if reply is not None and reply[0] == "unavailable":  # a slot frees within a budget: a verification ends in one
+        raise VerifierUnavailable(f"The {name} verifier could not start within its {seconds:g} s budget "
+                                  f"({reply[1]}): the server's failure, not the answer's; retry. More workers: "
+                                  "AGENTGYM_VERIFIER_WORKERS.", retry_after_s=seconds)
     if reply is None:
         return Score(0.0, False, {"reason": OVER_BUDGET, "budget_exceeded": True, "budget_s": seconds,
                                   "verifier": name})

@@ -5,30 +5,52 @@ and symbolic equality), fenced so that one answer cannot hedge or hang it:
 
 - Only one answer is read. If the prediction has ``\boxed{}`` (or ``\fbox{}``),
   the answer is the content of the last one, and every box must hold the same
-  text: ``\boxed{3}\boxed{5}`` fails. Otherwise the whole prediction is the answer.
+  text: ``\boxed{3}\boxed{5}`` fails. A box without braces holds what follows it
+  up to a space or ``$`` (``\boxed 2``). Otherwise the whole prediction is the answer.
   math-verify's own extraction is not used on the raw text: it takes the last
   number it finds, so it would read "3 or 5" as 5.
 - The answer is parsed as one expression. A list ("3, 4, 5", "3 or 5",
   "x = 3, 5", ``3 \pm 2``) parses to a set and fails against a single-value gold;
   against a set, tuple or interval gold it is compared as a whole.
-- Percent: "75%" is accepted for gold 75 (a GSM8K "what percent" question) and
-  for gold 0.75 or 3/4; a bare 75 is not accepted for gold 0.75, nor 0.75 for 75.
-- Plain-text clean-up first: ``$`` and ``\$``, ``\(``/``\[`` delimiters, an
-  "Answer:" or "The final answer is" prefix, a trailing full stop, thousands
-  separators (``1,234``, ``1\,234``, ``1 234``) and unit words after a number
-  ("5 cm", "12 dollars"; ``\text{ cm}`` is math-verify's) are removed.
+- Percent: a percent answer has one reading per gold. Against a gold from -1
+  to 1 (a fraction, a probability) "p%" is p/100: "75%" answers 0.75 and 3/4,
+  "0.5%" answers 0.005 and not 0.5. Against any other gold it is p, a GSM8K
+  "what percent" answer: "75%" answers 75, "7.5%" does not. A gold written
+  with a percent sign ("75\%") is answered by 75%, 75 and 0.75. A bare number is
+  taken at face value: 75 does not answer 0.75, nor 0.75 75.
+- Plain-text clean-up first: ``$`` and ``\$``, ``\(``/``\[`` delimiters, a code
+  span (`` `5` ``), an "Answer:" or "The final answer is" prefix, a trailing full
+  stop and thousands separators (``1,234``, ``1\,234``, ``1 234``) are removed.
+  Words after a number ("5 cm", ``5\,\text{cm}``, ``\text{5 apples}``) are units
+  only when each is in ``agentgym.verifiers.number.UNITS``; any other word
+  ("5 squared", "5 dozen", "5 is wrong") fails the answer.
 - A number is answered with a number (``agentgym.verifiers.number``): against a
   numeric gold, the answer must be the value itself, read exactly: an integer,
-  a decimal, a fraction in lowest terms, scientific notation, a percentage.
+  a decimal, a fraction in lowest terms, a mixed number (``1\frac{1}{2}``), a
+  repeating decimal (``0.\overline{3}``), scientific notation, a percentage.
   Unevaluated expressions ("27 + 43" for 70 restates the question; GRPO on
   two-number sums learned exactly that echo in 20 steps), juxtaposed numbers
   ("38 46", ``27\;43``), free symbols that cancel ("27 + 43 + 0x"), fractions
   not in lowest terms (``\frac{140}{2}``), hedges after the value ("3 but
   possibly four", ``3 \approx 4``) and numbers in words all fail. An equation
-  states its right-hand side, so "27 + 43 = 70" answers 70. A box inside a box
-  is content of the outer one.
-- Numbers are equal to a relative 1e-9 (two exact fractions: exactly), not at
-  6 decimal places: 0.0000014 is not 0.000001 and 3.141593 is not pi.
+  states its number side, so "27 + 43 = 70" and "70 = 27 + 43" answer 70; its
+  other sides, where they have no variables, must equal it ("70 = 27 + 44"
+  fails). A box inside a box is content of the outer one.
+- Exact numbers compare exactly: integers, fractions, mixed numbers and
+  repeating decimals (1000000000999 is not 1000000000000). A decimal with
+  digits after its point is inexact (it may be rounded): against an exact gold
+  it must equal it or, where the gold has no decimal expansion that short
+  (1/3), be the gold rounded or truncated at its last digit with at least 10
+  significant digits (0.3333333333; not 0.333333). Only an inexact gold (a
+  decimal such as 0.000001, or a value with no exact form: pi, ``\sqrt{2}``) is
+  matched to a relative 1e-9: 0.0000014 is not 0.000001, 3.141593 is not pi.
+- Degrees: ``90^\circ`` answers 90, and against a gold with no rational value
+  it is read in radians: ``90^\circ`` answers ``\frac{\pi}{2}``.
+- Brackets matter: a set (``\{1, 2\}``) does not answer a tuple or an interval
+  (``(1, 2)``, ``[1, 2]``) nor the other way round; a bare list ("1, 2") answers a set.
+- Never raises for a prediction: an internal error scores 0 with the reason
+  ("verifier error: ...") in ``details``. A gold that cannot be used raises
+  ``VerifierError`` (the task data's fault, not the agent's).
 - Bounded and budgeted: math-verify's own timeouts are ``signal.alarm`` based,
   so they fail off the main thread (the env server scores in worker threads),
   clobber a host's own SIGALRM and cannot interrupt C-level big-integer
@@ -57,35 +79,38 @@ from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, VerifierError
 from agentgym.verifiers.budget import run_budgeted
-from agentgym.verifiers.number import NUMBER_WORDS, NumberForm, hedge_word, read_number
+from agentgym.verifiers.number import NUMBER_WORDS, NumberForm, answers_number, hedge_word, read_number
 from agentgym.verifiers.score import Score
+from agentgym.verifiers.sympy_bounds import clearly_different as _clearly_different
+from agentgym.verifiers.sympy_bounds import is_safe as _is_safe
 
 __all__ = ["extract_boxed", "verify_math"]
 
+_LOG = logging.getLogger(__name__)
 _MAX_PREDICTION_CHARS = 100_000  # the raw prediction; bounds the regex work below
 _MAX_ANSWER_CHARS = 1_000  # the extracted answer; ANTLR parsing is ~1 ms a character at worst
 _MAX_NESTING = 8  # bracket depth; ANTLR's full-context prediction costs ~50 ms a level
-_MAX_LOG10 = 10_000.0  # no sub-expression may reach 10**10000 (or its reciprocal)
 _INSTALL = "pip install 'agentgym-suite[code]'"
 
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u00d7": r"\times ", "\u00f7": "/", "\u03c0": r"\pi ",
-                          "\u221e": r"\infty "})
+                          "\u221e": r"\infty ", "\u00b0": r"^\circ "})
 _DELIMITERS = re.compile(r"\\\$|\$|\\[()\[\]]|\\displaystyle")
 _PREFIX = re.compile(r"^(?:(?:so|thus|therefore|hence|the|my)[\s,]+)*(?:final\s+)?answer\b\s*(?:is\b|:|=)?\s*",
                      re.IGNORECASE)
 _TRAILING = re.compile(r"(?<!\\)[\s.,;]+$")  # not "!": 5! is a factorial
 _PERCENT_WORD = re.compile(r"\s*(?:percent|per\s*cent|pct)$", re.IGNORECASE)
 _SPACE_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\\ |~| |\u00a0|\u202f|\u2009)(?=\d{3}(?!\d))")
-_NUMBER_WORDS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?%?)\s+([A-Za-z][A-Za-z.\s]*)")
-_NOT_UNITS = {"pi", "or", "and"}
-_RELATIVE_TOLERANCE = 1e-9
+_CODE_SPAN = re.compile(r"^(`{1,3})([^`]*)\1$")
+_RELATIVE_TOLERANCE = fractions.Fraction(1, 10**9)
+_SIDE_VARIABLE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]")  # a letter outside a LaTeX command: x, y, \text{cm}
+_INTEGER_SUM = re.compile(r"\s*[-+]?\s*\d{1,50}(?:\s*[-+]\s*\d{1,50})*\s*")
+_INTEGER_TERM = re.compile(r"[-+]?\s*\d+")
+_LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
 _SEVERAL = re.compile(r"(?<![\\{]),(?!\d{3}(?!\d))|(?<!\\);|\\(?:pm|mp)(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
 _LIST_WORDS = frozenset({"or", "and", "nor", "either"})
 _INEQUALITY = re.compile(r"[<>]|!=|\\(?:le|ge|leq|geq|neq|ne|lt|gt|leqslant|geqslant)(?![A-Za-z])")
 _APPROXIMATE = re.compile(r"\\(?:approx|sim|simeq|thickapprox|cong|propto)(?![A-Za-z])|\u2248")
-# Where free symbols are sampled: positive (no branch cuts), irrational-looking, fixed (rewards are deterministic).
-_SAMPLE_POINTS = (0.5772156649, 1.6180339887, 0.7071067812, 1.2020569032, 0.9159655942, 1.3247179572, 0.3678794412)
 
 
 def _scan_box(text: str, i: int) -> tuple[str | None, int]:
@@ -93,7 +118,7 @@ def _scan_box(text: str, i: int) -> tuple[str | None, int]:
     while i < len(text) and text[i].isspace():
         i += 1
     if i >= len(text) or text[i] != "{":
-        return None, i
+        return _scan_bare_box(text, i)
     depth, j = 0, i
     while j < len(text):
         char = text[j]
@@ -105,6 +130,17 @@ def _scan_box(text: str, i: int) -> tuple[str | None, int]:
             return text[i + 1:j], j + 1
         j += 1
     return None, len(text)
+
+
+def _scan_bare_box(text: str, i: int) -> tuple[str | None, int]:
+    r"""A box without braces (``\boxed 2``): the text from ``i`` up to a space, ``$`` or an unmatched ``}``."""
+    depth, j = 0, i
+    while j < len(text) and not text[j].isspace() and text[j] != "$":
+        depth += (text[j] == "{") - (text[j] == "}")
+        if depth < 0:
+            break
+        j += 1
+    return (text[i:j], j) if j > i and depth == 0 else (None, j)
 
 
 def _boxes(text: str) -> tuple[list[str], bool]:
@@ -131,6 +167,8 @@ def extract_boxed(text: str) -> str | None:
     '\\{1, 2\\}'
     >>> extract_boxed(r"\boxed{\frac{3}{4}") is None
     True
+    >>> extract_boxed(r"so $\boxed 2$")
+    '2'
     """
     contents, unbalanced = _boxes(text)
     return None if unbalanced or not contents else contents[-1]
@@ -144,26 +182,16 @@ def _unbox(content: str) -> str:
     return content
 
 
-def _strip_units(answer: str) -> str:
-    """"5 cm" -> "5", "12 dollars." -> "12": words after a plain number are units."""
-    match = _NUMBER_WORDS.fullmatch(answer)
-    if match is None:
-        return answer
-    words = match.group(2).replace(".", " ").split()
-    if len(words) <= 3 and all(len(w) >= 2 and w.lower() not in _NOT_UNITS and hedge_word(w) is None for w in words):
-        return match.group(1)
-    return answer
-
-
 def _clean(answer: str) -> str:
     """Plain-text and delimiter clean-up that math-verify's LaTeX normaliser does not do."""
     answer = unicodedata.normalize("NFKC", answer).translate(_UNICODE)
     answer = _DELIMITERS.sub(" ", answer).strip()
     answer = _PREFIX.sub("", answer)
     answer = _TRAILING.sub("", answer)
+    if (span := _CODE_SPAN.match(answer)) is not None:  # `5`, ```5```
+        answer = _TRAILING.sub("", span.group(2).strip())
     answer = _PERCENT_WORD.sub("%", answer)
-    answer = _SPACE_THOUSANDS.sub("", answer)
-    return _strip_units(answer).strip()
+    return _SPACE_THOUSANDS.sub("", answer).strip()
 
 
 def _final_answer(prediction: str) -> tuple[str | None, str | None]:
@@ -243,97 +271,6 @@ def _parse(answer: str) -> Any:
     return None
 
 
-def _log10_bound(expr: Any, symbols: Mapping[Any, float] | None = None) -> float:
-    """An upper bound on |log10| of ``expr``'s value and of every intermediate sympy may build; inf: refuse.
-
-    ``symbols`` bounds the summation variables in scope; any other symbol counts as 10.
-    """
-    import sympy
-
-    symbols = symbols or {}
-    if isinstance(expr, sympy.MatrixBase) and not isinstance(expr, sympy.Basic):
-        return max((_log10_bound(e, symbols) for e in expr), default=0.0)
-    if isinstance(expr, (sympy.Integer, sympy.Rational)):  # both are exact, with q == 1 for an Integer
-        return (abs(expr.p).bit_length() + abs(expr.q).bit_length() - 1) * math.log10(2)
-    if isinstance(expr, sympy.Float):
-        _, mantissa, exponent, bits = expr._mpf_
-        return abs(exponent + bits) * math.log10(2) if mantissa else 0.0
-    if not expr.args:
-        return symbols.get(expr, 1.0)
-    if isinstance(expr, sympy.Pow):  # the base is built first, then raised
-        base, power = _log10_bound(expr.base, symbols), _abs_bound(expr.exp, symbols)
-        return max(base, base * power) if math.isfinite(power) else math.inf  # 0^(10^10^10) builds its exponent
-    if isinstance(expr, (sympy.exp, sympy.sinh, sympy.cosh)):
-        return _abs_bound(expr.args[0], symbols) * math.log10(math.e) + 1.0
-    if isinstance(expr, (sympy.factorial, sympy.factorial2, sympy.subfactorial, sympy.gamma)):
-        n = _abs_bound(expr.args[0], symbols)
-        return n * math.log10(n + 1.0) + 1.0
-    if isinstance(expr, (sympy.binomial, sympy.fibonacci, sympy.lucas)):
-        return _abs_bound(expr.args[0], symbols) * math.log10(2) + 1.0
-    if isinstance(expr, (sympy.Sum, sympy.Product)):
-        return _series_bound(expr, symbols)
-    sizes = [_log10_bound(arg, symbols) for arg in expr.args]
-    if isinstance(expr, sympy.Mul):
-        return sum(sizes)
-    return max(sizes) + math.log10(len(sizes))
-
-
-def _series_bound(expr: Any, symbols: Mapping[Any, float]) -> float:
-    """``_log10_bound`` of a Sum or Product: at most 1,000 terms, each bounded with its index in range."""
-    import sympy
-
-    inner, count = dict(symbols), 1.0
-    for var, *limits in expr.limits:
-        ends = [_abs_bound(end, symbols) for end in limits] or [math.inf]
-        count *= sum(ends) + 1.0
-        inner[var] = max(1.0, math.log10(max(ends) + 1.0))
-    if count > 1_000:
-        return math.inf
-    term = _log10_bound(expr.function, inner)
-    return term * count if isinstance(expr, sympy.Product) else term + math.log10(count)
-
-
-def _abs_bound(expr: Any, symbols: Mapping[Any, float] | None = None) -> float:
-    """An upper bound on ``|expr|``, for exponents and function arguments."""
-    size = _log10_bound(expr, symbols)
-    if size >= 300:
-        return math.inf
-    return float(abs(expr)) if expr.is_Number else 10.0 ** size
-
-
-def _is_safe(expr: Any) -> bool:
-    try:
-        return _log10_bound(expr) <= _MAX_LOG10
-    except (RecursionError, TypeError, ValueError, AttributeError):
-        return False
-
-
-def _clearly_different(gold: Any, pred: Any) -> bool:
-    """True when two plain expressions differ numerically at a fixed sample point.
-
-    Equal expressions agree at every point, so this does not reject what math-verify
-    would accept; it spares its ``simplify(gold - pred)``, which takes seconds to
-    minutes on inputs like ``(a+b+c+d)^{40}``. Percentages and text symbols
-    (``\\text{Monday}``) are left to math-verify, whose rules for them are not numeric.
-    """
-    import sympy
-
-    if not all(isinstance(e, sympy.Expr) and not isinstance(e, sympy.Symbol) for e in (gold, pred)):
-        return False
-    if gold.has(sympy.UnevaluatedExpr) or pred.has(sympy.UnevaluatedExpr):
-        return False
-    free = sorted(gold.free_symbols | pred.free_symbols, key=str)
-    for trial in range(3 if free else 1):
-        point = {s: _SAMPLE_POINTS[(i + trial) % len(_SAMPLE_POINTS)] for i, s in enumerate(free)}
-        try:
-            a, b = complex(gold.evalf(15, subs=point)), complex(pred.evalf(15, subs=point))
-        except (TypeError, ValueError, ArithmeticError):
-            continue
-        if all(map(math.isfinite, (a.real, a.imag, b.real, b.imag))) and abs(a - b) > 1e-6 * max(1.0, abs(a), abs(b)):
-            return True
-    return False
-
-
 def _values(expr: Any) -> int:
     r"""How many values an answer states: 1 for a number or expression (also ``x = 5`` and
     ``x = 2 + 3 = 5``), the count for a list (``5, 5`` is 1; ``x = 3, 5``, ``3 \pm 2`` and
@@ -377,10 +314,22 @@ class _Gold:
     value: Any  # sympy
     number: NumberForm | None  # when the gold is one number: what a numeric answer must equal
     values: int  # how many values it states (see _values)
+    constant: complex | None  # a gold with no variables and no rational value (\pi): its value
+    enclosure: str | None  # "set", "tuple" or None (see _enclosure)
 
 
 @functools.lru_cache(maxsize=1024)
 def _parse_gold(gold: str) -> _Gold:
+    try:
+        return _read_gold(gold)
+    except (VerifierError, MemoryError):
+        raise
+    except Exception as e:  # a gold that trips sympy or math-verify is a data problem, reported as one
+        raise VerifierError(f"gold answer {gold!r} could not be read ({type(e).__name__}: {_safe_str(e)}); "
+                            "fix the task data.") from e
+
+
+def _read_gold(gold: str) -> _Gold:
     answer, reason = _final_answer(gold)
     if reason is not None or answer is None:
         raise VerifierError(f"gold answer {gold!r} is unusable ({reason}); fix the task data.")
@@ -392,11 +341,12 @@ def _parse_gold(gold: str) -> _Gold:
     number, _ = read_number(answer)
     if number is None:  # "2^{10}", "2^{2} + 1", "\frac{6}{8}": their value is the number
         number = _rational(value)
-    return _Gold("".join(answer.split()), value, number, _values(value))
+    constant = _constant(value) if number is None else None
+    return _Gold("".join(answer.split()), value, number, _values(value), constant, _enclosure(answer))
 
 
 def _rational(value: Any) -> NumberForm | None:
-    """A gold whose value is a rational number (``2^{2} + 1``), as that number; None for anything else."""
+    """A value that is a rational number (``2^{2} + 1``), as that number; None for anything else."""
     import sympy
 
     if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.UnevaluatedExpr):
@@ -405,57 +355,153 @@ def _rational(value: Any) -> NumberForm | None:
         value = value.doit()
     except (TypeError, ValueError, ArithmeticError, NotImplementedError):
         return None
-    if isinstance(value, (sympy.Integer, sympy.Rational)) or (isinstance(value, sympy.Float) and value.is_finite):
-        return NumberForm(fractions.Fraction(str(value)))
+    if isinstance(value, (sympy.Integer, sympy.Rational)):
+        return NumberForm(fractions.Fraction(value.p, value.q))
+    if isinstance(value, sympy.Float) and value.is_finite:  # a decimal went in: inexact
+        return NumberForm(fractions.Fraction(str(value)), ulp=fractions.Fraction(1, 10**15))
     return None
 
 
 def _close(a: complex | fractions.Fraction, b: complex | fractions.Fraction) -> bool:
-    """Equal to a relative 1e-9 (exact for two fractions that are equal)."""
+    """Equal to a relative 1e-9 (for a gold with no exact form: \\pi, \\sqrt{2})."""
     return abs(a - b) <= _RELATIVE_TOLERANCE * max(abs(a), abs(b))
 
 
-def _stated(answer: str) -> tuple[str, str | None]:
-    """The value an answer states, as text: an equation's right-hand side ("27 + 43 = 70" states 70); and why
-    it does not state one value, if it does not ("x = 3 = 5", "x = 3, 5", "3 but possibly 4", "x < 5")."""
-    sides = answer.split("=")
+def _enclosure(text: str) -> str | None:
+    r"""What brackets enclose the whole of ``text``: "set" (``\{1, 2\}``), "tuple" (a tuple or interval with a
+    comma: ``(1, 2)``, ``[1, 2)``), or None (no brackets, ``(5)``, ``(1)(2)``)."""
+    text = _LEFT_RIGHT.sub("", "".join(text.split()))
+    if text.startswith("\\{") and text.endswith("\\}"):
+        kind = "set"
+    elif text[:1] in ("(", "[") and text[-1:] in (")", "]"):
+        kind = "tuple"
+    else:
+        return None
+    depth, comma, i = 0, False, 0
+    while i < len(text):
+        pair = text[i:i + 2]
+        if pair in ("\\{", "\\}"):
+            depth, i = depth + (1 if pair == "\\{" else -1), i + 2
+        else:
+            depth += (text[i] in "([{") - (text[i] in ")]}")
+            comma = comma or (text[i] == "," and depth == 1)
+            i += 1 + (pair[:1] == "\\" and len(pair) == 2)  # \, \; \\ are not brackets
+        if depth <= 0 and i < len(text):
+            return None  # the first bracket closes before the end
+    return kind if kind == "set" or comma else None
+
+
+def _single_value_problem(answer: str) -> str | None:
+    """Why an answer does not state one value, if it does not ("x = 3, 5", "3 but possibly 4", "x < 5")."""
     hedge = hedge_word(answer)
     if _SEVERAL.search(answer) or (hedge is not None and hedge.lower() in _LIST_WORDS):
-        return sides[-1], "several values for a single-value answer"
+        return "several values for a single-value answer"
     if hedge is not None and hedge.lower() in NUMBER_WORDS:
-        return sides[-1], f"a number in words ({hedge!r}): the gold is a number"
+        return f"a number in words ({hedge!r}): the gold is a number"
     if hedge is not None:
-        return sides[-1], f"a hedged answer ({hedge!r}): the gold is a number"
+        return f"a hedged answer ({hedge!r}): the gold is a number"
     if _INEQUALITY.search(answer):
-        return sides[-1], "an inequality: the gold is a number"
-    numbers = {n.value for n in (read_number(side)[0] for side in sides) if n is not None}
-    return sides[-1], "several values for a single-value answer" if len(numbers) > 1 else None
+        return "an inequality: the gold is a number"
+    return None
 
 
 def _verify_number(answer: str, gold: _Gold, details: dict[str, Any]) -> Score:
-    """Against a numeric gold: the answer must be one number (see ``agentgym.verifiers.number``) equal to it."""
+    """Against a numeric gold: the answer must be one number (see ``agentgym.verifiers.number``) equal to it.
+
+    An equation states its number side ("27 + 43 = 70", "70 = 27 + 43", "x = 70").
+    """
     assert gold.number is not None
-    stated, several = _stated(answer)
-    if several is not None:
-        return Score(0.0, False, {**details, "reason": several})
-    form, why = read_number(stated)
-    if form is None:
+    problem = _single_value_problem(answer)
+    if problem is not None:
+        return Score(0.0, False, {**details, "reason": problem})
+    sides = answer.split("=")
+    readings = [read_number(side) for side in sides]
+    forms = [form for form, _ in readings if form is not None]
+    if len({form.value for form in forms}) > 1:
+        return Score(0.0, False, {**details, "reason": "several values for a single-value answer"})
+    if not forms:
+        why = readings[-1][1]
         if why == "an expression, not a number":
-            why = "an expression, not its value" if any(c.isdigit() for c in stated) else "not a number"
+            why = "an expression, not its value" if any(c.isdigit() for c in sides[-1]) else "not a number"
         return Score(0.0, False, {**details, "reason": f"{why}: the gold is a number"})
+    form = forms[0]
     details["parsed"] = _fraction_text(form)
-    want, got = gold.number, form.value
-    if want.percent:  # gold "75\%": 75, 75% and 0.75 all answer it
-        correct = _close(got, want.value) or (not form.percent and _close(got * 100, want.value))
-    else:  # "75%" answers 75 and 0.75; a bare 75 does not answer 0.75
-        correct = _close(got, want.value) or (form.percent and _close(got / 100, want.value))
+    if len(sides) > 1 and not _sides_agree(sides, readings, form):
+        return Score(0.0, False, {**details, "reason": "an equation whose sides are not equal"})
+    correct = answers_number(form, gold.number)
     return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
+
+
+def _sides_agree(sides: list[str], readings: list[tuple[NumberForm | None, str | None]], form: NumberForm) -> bool:
+    """Whether every side without variables equals the number an equation states ("70 = 27 + 44" does not)."""
+    for side, (side_form, _) in zip(sides, readings):
+        if side_form is not None or not side.strip() or _SIDE_VARIABLE.search(side):
+            continue
+        if _INTEGER_SUM.fullmatch(side):  # "27 + 43", the usual echo: exactly, without sympy
+            if sum(int(term.replace(" ", "")) for term in _INTEGER_TERM.findall(side)) != form.value:
+                return False
+            continue
+        value = _parse(side)
+        if value is None or not _is_safe(value):
+            return False
+        exact = _rational(value)
+        if exact is not None:
+            if exact.value != form.value:
+                return False
+        elif (got := _constant(value)) is None or not _close(got, _as_float(form.value)):
+            return False
+    return True
+
+
+def _as_float(value: fractions.Fraction) -> float:
+    """``value`` as a float; nan (equal to nothing) past the float range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
 
 
 def _fraction_text(form: NumberForm) -> str:
     value = form.value
     text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-    return _safe_str(text) + ("%" if form.percent else "")
+    return _safe_str(text) + ("%" if form.percent else "") + ("°" if form.degrees else "")
+
+
+def _constants_equal(gold: Any, pred: Any, want: complex, got: complex) -> bool:
+    r"""Two constants (``want`` and ``got`` are their values): with a decimal in either, equal to a relative 1e-9;
+    without, exactly (to 40 digits: ``3`` is ``\log_2 8``, ``1000000000999\sqrt{2}`` is not ``10^{12}\sqrt{2}``)."""
+    import sympy
+
+    if not _close(got, want):
+        return False
+    if gold.has(sympy.Float) or pred.has(sympy.Float):
+        return True
+    try:
+        difference = complex((gold - pred).evalf(40))
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return abs(difference) <= 1e-30 * abs(want)
+
+
+def _verify_constant(answer: str, gold: _Gold, details: dict[str, Any]) -> Score | None:
+    r"""A number against a constant gold (``\pi``, ``\frac{\sqrt{3}}{2}``): to a relative 1e-9, degrees read as
+    radians (``90^\circ`` answers ``\frac{\pi}{2}``); None when the answer is not a plain number."""
+    import sympy
+
+    assert gold.constant is not None
+    form, _ = read_number(answer)
+    if form is None or form.percent:
+        return None
+    value = sympy.Rational(form.value.numerator, form.value.denominator)
+    if form.degrees:
+        value = value * sympy.pi / 180
+    got = _as_float(form.value) * (math.pi / 180 if form.degrees else 1.0)
+    if form.ulp is not None:  # an inexact decimal
+        correct = _close(got, gold.constant)
+    else:
+        correct = _constants_equal(gold.value, value, gold.constant, got)
+    details["parsed"] = _fraction_text(form)
+    return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
 
 
 def _stated_value(value: Any) -> Any:
@@ -494,7 +540,18 @@ def _as_set(expr: Any) -> Any:
 
 def _verify_math(prediction: str | None, gold: str) -> Score:
     """``verify_math`` without the budget: run in a verifier worker (or in process when the budget is off)."""
-    parsed_gold = _parse_gold(gold)
+    parsed_gold = _parse_gold(gold)  # a VerifierError here is the task data's
+    try:
+        return _score(prediction, gold, parsed_gold)
+    except MemoryError:
+        raise  # the worker reports it as "verifier memory budget exceeded"
+    except Exception as e:  # noqa: BLE001 - a verifier bug costs this answer its reward, never the session
+        _LOG.warning("verify_math failed on %r against %r", prediction, gold, exc_info=True)
+        return Score(0.0, False, {"extracted": None, "gold": gold,
+                                  "reason": f"verifier error: {type(e).__name__}: {_safe_str(e)}"})
+
+
+def _score(prediction: str | None, gold: str, parsed_gold: _Gold) -> Score:
     if prediction is None or not prediction.strip():
         return Score(0.0, False, {"extracted": None, "gold": gold, "reason": "empty answer"})
     answer, reason = _final_answer(prediction)
@@ -510,6 +567,11 @@ def _verify_math(prediction: str | None, gold: str) -> Score:
     hedge = hedge_word(answer)
     if hedge is not None and (parsed_gold.values == 1 or hedge.lower() not in _LIST_WORDS):
         return Score(0.0, False, {**details, "reason": f"a hedged answer ({hedge!r})"})
+    if parsed_gold.constant is not None and (score := _verify_constant(answer, parsed_gold, details)) is not None:
+        return score
+    enclosure = _enclosure(answer)
+    if enclosure is not None and parsed_gold.enclosure is not None and enclosure != parsed_gold.enclosure:
+        return Score(0.0, False, {**details, "reason": "not equivalent: a set is not a tuple or an interval"})
     value = _parse(answer)
     if value is None:
         return Score(0.0, False, {**details, "reason": "answer does not parse as math"})
@@ -519,14 +581,13 @@ def _verify_math(prediction: str | None, gold: str) -> Score:
     if _values(value) > 1 and parsed_gold.values == 1:
         return Score(0.0, False, {**details, "reason": "several values for a single-value answer"})
     gold_value = parsed_gold.value
-    want = _constant(gold_value)
-    if want is not None:  # a constant gold (\pi, \frac{\sqrt{3}}{2}) is answered by a constant equal to it
+    if parsed_gold.constant is not None:  # a constant gold (\pi, \frac{\sqrt{3}}{2}) is answered by a constant
         stated = _stated_value(value)
         got = _constant(stated)
         if got is None and getattr(stated, "free_symbols", None):
             return Score(0.0, False, {**details, "reason": "an answer with variables: the gold is a constant"})
         if got is not None:
-            correct = _close(got, want)
+            correct = _constants_equal(gold_value, stated, parsed_gold.constant, got)
             return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
     gold_value, value = _as_set(gold_value), _as_set(value)
     correct = not _clearly_different(gold_value, value) and bool(
@@ -558,8 +619,9 @@ def verify_math(prediction: str | None, gold: str, *, budget_s: float | None = N
     if len(gold) > _MAX_PREDICTION_CHARS:
         raise VerifierError(f"gold answer longer than {_MAX_PREDICTION_CHARS} characters; fix the task data.")
     _require_math_verify()
-    if prediction is not None and not isinstance(prediction, str):
-        raise VerifierError(f"prediction must be a string or None, got {type(prediction).__name__}.")
+    if prediction is not None and not isinstance(prediction, str):  # an agent's mistake, not an exception
+        return Score(0.0, False, {"extracted": None, "gold": gold,
+                                  "reason": f"prediction must be a string or None, got {type(prediction).__name__}"})
     if prediction is not None and len(prediction) > _MAX_PREDICTION_CHARS:  # refused before it is sent anywhere
         return Score(0.0, False, {"extracted": None, "gold": gold,
                                   "reason": f"prediction longer than {_MAX_PREDICTION_CHARS} characters"})

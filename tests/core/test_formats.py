@@ -68,6 +68,24 @@ def test_hermes_malformed(text, fragment):
     assert parsed.error and fragment in parsed.error
 
 
+def test_plain_reads_the_line_after_the_last_action_marker():
+    fmt = get_format("plain")
+    text = "<think>Action: answer no</think>Thought: Peru.\nAction: answer wrong\nAction:\n  Search  capital,  of Peru \nx"
+    assert fmt.parse(text, TOOLS).tool_calls == (ToolCall("search", {"query": "capital, of Peru"}),)
+    assert fmt.parse("answer Lima", TOOLS).answer == "Lima"  # the marker is optional
+    assert fmt.parse(fmt.render_answer(""), TOOLS).is_final  # an empty answer is an answer (it scores 0)
+    assert fmt.render_call(ToolCall("search", {"query": "a\nb"}), TOOLS) == "Action: search a b"
+    assert "text" in fmt.parse(7, TOOLS).error
+
+
+@pytest.mark.parametrize("text", ["", "Action:", "just prose", "<search>Lima</search>", "Action: look around",
+                                  "Action: search"])
+def test_plain_malformed_is_error_with_help(text):
+    parsed = get_format("plain").parse(text, TOOLS)
+    assert parsed.error and not parsed.tool_calls and parsed.answer is None
+    assert "search" in parsed.error
+
+
 def test_check_calls_unknown_tool_and_bad_arguments():
     fmt = DictFormat()
     assert "Unknown tool 'browse'" in check_calls(fmt.parse({"name": "browse", "arguments": {}}, TOOLS), TOOLS).error
@@ -90,7 +108,7 @@ def test_dict_format_answer_list_and_errors():
     assert fmt.parse("text", TOOLS).error
 
 
-@pytest.mark.parametrize("name", ["tags", "hermes", "json", "dict"])
+@pytest.mark.parametrize("name", ["tags", "hermes", "json", "plain", "dict"])
 def test_render_parse_round_trip(name):
     fmt = get_format(name)
     call = ToolCall("search", {"query": "capital of Peru"})
@@ -109,7 +127,7 @@ def test_render_results_styles():
 
 
 def test_instructions_name_every_tool():
-    for name in ("tags", "hermes", "dict"):
+    for name in ("tags", "hermes", "plain", "dict"):
         text = get_format(name).instructions(TOOLS)
         assert "search" in text and "calc" in text
 

@@ -1,5 +1,5 @@
 """A test env whose ``step`` raises on the action "crash" and ``reset`` on seed 666 (env bugs the server
-must survive).
+must survive), and whose verification cannot start on the action "verifier busy".
 
 With ``slow_s``, making it, resetting it, closing it and the action "slow" each block
 its thread that long (env work the event loop must not wait on).
@@ -39,6 +39,10 @@ class CrashyEnv(AgentEnv):
     def step(self, action):
         if action == "crash":
             raise RuntimeError("boom")
+        if action == "verifier busy":  # its verification could not start within its budget
+            from agentgym.errors import VerifierUnavailable
+
+            raise VerifierUnavailable("No verifier worker was free within 5 s.", retry_after_s=5.0)
         if action == "slow":
             time.sleep(self.slow_s)
         return super().step(action)

@@ -135,12 +135,14 @@ def test_tools_list_is_reset_the_env_tools_and_answer(url, env_id):
     assert list(tools) == ["reset", *(s["function"]["name"] for s in env.tool_schemas())] + ["answer"] * has_answer
     for schema in env.tool_schemas():
         tool = tools[schema["function"]["name"]]
-        assert tool.input_schema == schema["function"]["parameters"]
+        # the env's schema, closed: the env refuses an argument its tool does not declare
+        assert tool.input_schema == {**schema["function"]["parameters"], "additionalProperties": False}
         assert tool.description == schema["function"]["description"]
         assert {"observation", "reward", "terminated", "truncated"} <= set(tool.output_schema["properties"])
     if has_answer:
         assert tools["answer"].input_schema["required"] == ["answer"]
     assert set(tools["reset"].input_schema["properties"]) == {"seed", "task_id", "split", "index"}
+    assert all(t.input_schema["additionalProperties"] is False for t in listed_tools)
     assert env_id in instructions and ("answer tool" in instructions) == has_answer
 
 
@@ -201,6 +203,57 @@ def test_mistakes_and_calls_out_of_turn_are_tool_errors_and_the_episode_goes_on(
     assert "Unknown tool 'python'" in text["unknown_tool"]
     assert not out["search"].is_error and out["search"].structured_content["info"]["turn"] == 3  # it goes on
     assert "Doc 1" in out["search"].structured_content["observation"]
+
+
+def schema_bounds(schema: dict) -> dict:
+    """The bounds of a JSON schema's non-null branch: minimum, maximum, maxLength."""
+    branch = next(b for b in schema.get("anyOf", [schema]) if b.get("type") != "null")
+    return {k: branch[k] for k in ("minimum", "maximum", "maxLength") if k in branch}
+
+
+def test_reset_has_the_http_protocols_bounds_and_every_tool_a_closed_schema(url):
+    protocol = import_or_skip("agentgym.server.protocol", "server")
+
+    async def listed() -> list:
+        async with connect(url, SEARCH) as session:
+            return (await session.list_tools()).tools
+
+    tools = {t.name: t.input_schema for t in anyio.run(listed)}
+    http_seed = protocol.CreateSessionRequest.model_json_schema()["properties"]["seed"]
+    http_options = protocol.ResetOptions.model_json_schema()["properties"]
+    reset = tools["reset"]["properties"]
+    assert schema_bounds(reset["seed"]) == schema_bounds(http_seed) == {"minimum": 0, "maximum": 2**63 - 1}
+    assert schema_bounds(reset["index"]) == schema_bounds(http_options["index"])
+    assert schema_bounds(reset["split"]) == schema_bounds(http_options["split"])
+    assert all(schema["additionalProperties"] is False for schema in tools.values()), tools
+
+
+def test_a_bad_reset_is_an_error_that_changes_nothing():
+    bad_resets = [{"seed": -1}, {"seed": 2**64}, {"seed": True}, {"seed": 1.5}, {"index": -1}, {"split": "x" * 201},
+                  {"task_id": ["a"]}]
+
+    with mcp_serving(SEARCH) as (url, proc):
+        async def episode() -> tuple:
+            async with connect(url, SEARCH) as session:
+                await session.call_tool("reset", {"seed": 1, "index": 0})
+                before = await session.call_tool("search", {"query": "capital"})
+                refused = [await session.call_tool("reset", arguments) for arguments in bad_resets]
+                during = health(url)
+                after = await session.call_tool("search", {"query": "capital"})
+                return before, refused, during, after
+
+        before, refused, during, after = anyio.run(episode)
+        log = proc.stdout.read()
+    for arguments, result in zip(bad_resets, refused):
+        assert result.is_error and result.structured_content is None, (arguments, result)
+        name = next(iter(arguments))
+        assert f"reset's {name!r} must be" in result.content[0].text, result.content[0].text
+    assert "[0, 2**63)" in refused[0].content[0].text and "[0, 2**63)" in refused[1].content[0].text
+    assert during["sessions"] == 1 and during["envs_open"] == 1  # the env was not closed
+    # the episode went on: the same task, its second turn (a reset would have made it the first)
+    assert not after.is_error and after.structured_content["info"]["turn"] == 2
+    assert after.structured_content["observation"] == before.structured_content["observation"]
+    assert "Traceback" not in log and "env failure" not in log, log  # nothing reached the env
 
 
 def test_an_env_failure_is_a_tool_error_and_reset_recovers(url):

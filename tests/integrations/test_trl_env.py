@@ -4,6 +4,8 @@ driving the env, and TRL's GRPOTrainer completing optimizer steps with the defau
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import pickle
 
@@ -54,9 +56,11 @@ def test_tools_are_methods_trl_can_render(env_id):
     tool_env = factory()
     with tool_env:
         schemas = {s["function"]["name"]: s["function"] for s in tool_env.info["tools"]}
-        public = sorted(name for name in dir(tool_env) if not name.startswith("_")
-                        and callable(getattr(tool_env, name)))
+        # what TRL's GRPOTrainer lists: the functions of the instance's class (inspect.getmembers(type(env)))
+        public = sorted(name for name, _ in inspect.getmembers(type(tool_env), predicate=inspect.isfunction)
+                        if not name.startswith("_"))
         assert public == sorted([*schemas, "reset"])  # TRL exposes every public method but reset as a tool
+        assert type(factory()) is type(tool_env)  # one class per env id
         for name, spec in schemas.items():
             rendered = get_json_schema(getattr(tool_env, name))["function"]
             assert rendered["name"] == name and rendered["description"] == spec["description"]
@@ -116,9 +120,40 @@ def test_trls_tool_call_parser_drives_the_env():
         assert getattr(tool_env, call["name"])(**call["arguments"]).strip() == "42"
 
 
+def _scripted_generate(tokenizer, golds):
+    """``model.generate`` as a scripted policy: a first turn that calls the ``python`` tool, and after the tool's
+    reply an answer, the gold for every other rollout (so the rewards of a group differ). The real model still
+    scores every token (TRL's forward pass for the loss)."""
+    import torch
+
+    calls = {"n": 0}
+
+    def generate(input_ids, attention_mask=None, **_):
+        rows = []
+        for ids, mask in zip(input_ids, attention_mask):
+            prompt = tokenizer.decode(ids[mask.bool()])
+            if "<tool_response>" in prompt:
+                gold = next(g for question, g in golds.items() if question in prompt)
+                calls["n"] += 1
+                text = f"<answer>{gold if calls['n'] % 2 else '-1'}</answer><|im_end|>"
+            else:
+                text = ('<tool_call>\n{"name": "python", "arguments": {"code": "print(6 * 7)"}}\n'
+                        "</tool_call><|im_end|>")
+            rows.append(tokenizer(text, add_special_tokens=False)["input_ids"])
+        width = max(map(len, rows))
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        completion = torch.tensor([row + [pad] * (width - len(row)) for row in rows], dtype=input_ids.dtype)
+        return torch.cat([input_ids, completion], dim=1)
+
+    return generate
+
+
 @requires_smollm2
-def test_trls_grpo_trainer_completes_steps_against_the_env(tmp_path):
+def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
+    """TRL's GRPOTrainer lists the env's tools, its own tool loop calls them (one env step each), and the reward
+    is the env's verified reward for the same transcript."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import gymnasium as gym
     import torch
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
@@ -129,17 +164,51 @@ def test_trls_grpo_trainer_completes_steps_against_the_env(tmp_path):
     torch.manual_seed(0)
     model, tokenizer = load_for_training(resolve_model("smollm2"))
     tokenizer.chat_template = qwen2_5_chat_template
-    rows = dataset("agentgym/MathTool-v0", split="train", count=4)
+    rows = dataset("agentgym/MathTool-v0", split="train", count=2)
+    probe = gym.make("agentgym/MathTool-v0", action_format="hermes").unwrapped
+    tasks = {task.id: task for task in probe.tasks.tasks("train")}
+    golds = {tasks[row["task_id"]].prompt.strip(): tasks[row["task_id"]].gold["answer"] for row in rows}
+    model.generate = _scripted_generate(tokenizer, golds)
+    params_before = [p.detach().clone() for p in model.parameters()][:4]
     config = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=2,
-                        max_completion_length=32, max_tool_calling_iterations=1, logging_steps=1,
+                        max_completion_length=256, max_tool_calling_iterations=2, logging_steps=1,
                         report_to="none", use_cpu=True, disable_tqdm=True, save_strategy="no",
-                        gradient_checkpointing=False, learning_rate=1e-5)
+                        gradient_checkpointing=False, learning_rate=1e-4)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=Dataset.from_list(rows),
                           environment_factory=environment_factory("agentgym/MathTool-v0"), reward_funcs=reward,
                           args=config)
-    trainer.train()
+    assert sorted(tool.__name__ for tool in trainer.tools) == ["python"]  # what the bug hid: it was []
+    steps = []
+    original_step = AgentGymToolEnv._step
+
+    def recording_step(self, action):
+        observation = original_step(self, action)
+        steps.append((id(self), self.info["task_id"], action, self.done, self.reward))
+        return observation
+
+    AgentGymToolEnv._step = recording_step
+    try:
+        trainer.train()
+    finally:
+        AgentGymToolEnv._step = original_step
     assert trainer.state.global_step == 2
-    assert all("rewards/reward/mean" in log for log in trainer.state.log_history if "loss" in log)
-    for tool_env in trainer.environments:  # each rollout reset to its row's task, then ended and scored
-        assert tool_env.info["task_id"] in {row["task_id"] for row in rows}
-        assert tool_env.env.unwrapped.turn >= 1
+    logs = [log for log in trainer.state.log_history if "loss" in log]
+    assert logs and all(log["tools/call_frequency"] > 0 for log in logs), logs  # TRL's own count of tool calls
+    assert any(log["rewards/reward/std"] > 0 for log in logs)  # a learning signal: the group's rewards differ
+    assert any(not torch.equal(a, b) for a, b in zip(params_before, list(model.parameters())[:4]))
+    # every episode: a tool call (a dict action) then the answer, two env steps, ended and scored; the reward is
+    # what the env gives the same transcript played in process
+    episodes, open_ = [], {}
+    for env, *step in steps:  # TRL interleaves its rollouts: split each env's steps where an episode ended
+        open_.setdefault(env, []).append(step)
+        if step[2]:
+            episodes.append(open_.pop(env))
+    assert not open_ and len(episodes) == 4  # 2 steps x 2 rollouts, each ended
+    assert all(len(e) == 2 and isinstance(e[0][1], dict) and e[0][1]["name"] == "python" for e in episodes)
+    assert {e[1][3] for e in episodes} == {0.0, 1.0}
+    for (task_id, call, _, _), (_, answer, _, got) in episodes:
+        replay = gym.make("agentgym/MathTool-v0", action_format="hermes")
+        replay.reset(options={"task_id": task_id})
+        replay.step(json.dumps(call) and f"<tool_call>{json.dumps(call)}</tool_call>")
+        *_, info = replay.step(answer)
+        assert info["verification"]["reward"] == got

@@ -105,14 +105,14 @@ def test_shared_memory_counts_against_the_memory_limit(sandbox):
     assert after.stdout == "0\n", after
 
 
-def _four_children_of_150_mb(first: str = "pass") -> str:
-    """Code that forks four children, each running ``first`` and then holding 150 MB for 3 s."""
+def _four_children_of_150_mb(first: str = "pass", hold_s: float = 3) -> str:
+    """Code that forks four children, each running ``first`` and then holding 150 MB for ``hold_s``."""
     return ("import os, time\n"
             "for _ in range(4):\n"
             "    if os.fork() == 0:\n"
             f"        {first}\n"
             "        block = bytearray(150 << 20)\n"
-            "        time.sleep(3)\n"
+            f"        time.sleep({hold_s})\n"
             "        os._exit(0)\n"
             "for _ in range(4):\n"
             "    os.wait()\n"
@@ -122,11 +122,11 @@ def _four_children_of_150_mb(first: str = "pass") -> str:
 def test_memory_limit_binds_all_processes_of_a_call_together(sandbox):
     # Four processes of 150 MB each: every one is under memory_mb=256, together they are far over it.
     start = time.monotonic()
-    result = sandbox.run(_four_children_of_150_mb())
+    result = sandbox.run(_four_children_of_150_mb(hold_s=60), timeout_s=120)
     assert "all four" not in result.stdout, result
     assert result.oom and result.exit_code != 0, result
     assert "over its memory limit of 256 MB" in result.stderr, result
-    assert time.monotonic() - start < 3, "stopped when it went over, not at the end"
+    assert time.monotonic() - start < 15, "stopped when it went over, not at the end (60 s)"
     # Shared (copy-on-write) pages are not counted once per process: a parent's 150 MB seen by 3 children is fine.
     shared = sandbox.run("import os\nblock = bytearray(150 << 20)\nfor _ in range(3):\n    if os.fork() == 0:\n"
                          "        import time; time.sleep(1); os._exit(0)\nfor _ in range(3):\n    os.wait()\n"
@@ -167,10 +167,10 @@ def test_inode_flood_stops_at_the_file_limit_and_wipes_fast(sandbox):
     result = sandbox.run(code, timeout_s=60)
     assert result.stdout.startswith("stopped 28 "), result  # ENOSPC
     assert int(result.stdout.split()[-1]) <= LIMITS.max_files
-    assert result.duration_s < 5, result
+    assert result.duration_s < 25, result  # ~1-5 s; room for a machine 5x slower
     start = time.monotonic()
     sandbox.reset()
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10
     assert sandbox.run("import os; print(len(os.listdir('.')))").stdout == "0\n"
 
 

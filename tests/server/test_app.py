@@ -195,6 +195,15 @@ def test_crashing_env_fails_only_its_session(client):
     assert client.get("/healthz").json()["sessions"] == 1
 
 
+def test_a_step_whose_verification_cannot_start_is_a_503_and_the_session_stays(client):
+    """The verifier pool was busy past the budget: the server's failure, never a reward of 0 or a closed session."""
+    crashy = create(client, CRASHY.id)["session_id"]
+    busy = client.post(f"/v1/sessions/{crashy}/step", json={"action": "verifier busy"})
+    assert busy.status_code == 503 and busy.json()["code"] == "verifier_unavailable", busy.text
+    assert busy.headers["Retry-After"] == "5" and "reset the session" in busy.json()["message"]
+    assert client.post(f"/v1/sessions/{crashy}/reset", json={}).status_code == 200  # the session is still there
+
+
 def test_batch_step_items_fail_alone(client):
     a, b = create(client, seed=1)["session_id"], create(client, seed=2)["session_id"]
     crashy = create(client, CRASHY.id)["session_id"]

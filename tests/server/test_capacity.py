@@ -64,9 +64,10 @@ def test_a_failed_first_reset_frees_its_slot_and_leaves_the_gauges_alone():
 
 def test_sessions_that_hold_processes_and_memory_get_default_limits_from_host_memory():
     limits = default_env_limits([SEARCH, SWE, "agentgym/PyCode-v0", "agentgym/MathTool-v0"], memory_mb=24_000)
-    assert limits == {SWE: 11}  # half of 24 GB over ~1 GB a session may fill (two 512 MB tmpfs)
+    # half of 24 GB over ~3.1 GB a session may pin: two sandboxes (working copy, grader), three 512 MB tmpfs each
+    assert limits == {SWE: 3}
     both = default_env_limits([SWE, BROWSER], memory_mb=24_000)  # costly envs share the budget
-    assert both == {SWE: 5, BROWSER: 18}
+    assert both == {SWE: 1, BROWSER: 18}
     assert default_env_limits([SWE], memory_mb=512) == {SWE: 1}
 
     served = create_app([SEARCH, SWE, BROWSER]).state.store

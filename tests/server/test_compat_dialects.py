@@ -1,21 +1,27 @@
-"""AgentGym's own clients, per env family, against a real ``agentgym serve``: episodes, isolation, the sessions gauge.
+"""AgentGym's own clients, per env family, against a real ``agentgym serve``: episodes, isolation, the sessions gauge,
+the server's token carried in the base URL.
 
-Each client below is written from the protocol its family's client in AgentGym
-(``agentenv/agentenv/envs/{searchqa,webshop,alfworld}.py``) speaks: plain httpx over a
-real socket, the same routes, fields and answer shapes.
+AgentGym's client package cannot be installed here, so these classes re-implement its clients: PyPI's
+``agentenv`` (0.0.1, the only release) is an empty placeholder (its ``__init__.py`` holds ``__version__`` alone,
+yet it requires an unpinned torch and transformers), and AgentGym's own ``agentenv`` 0.2.0 (WooooDyy/AgentGym,
+``agentenv/``) is not on the index (it also requires torch, deepspeed and wandb). Each class below is written from
+its family's client (``agentenv/agentenv/envs/{searchqa,webshop,alfworld,textcraft}.py``): ``requests``, as they
+use it, with the same URLs (``f"{base}/create"``), fields, answer shapes, and (TextCraft's) action filter.
 """
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import pytest
+import requests
 from helpers.gates import requires_envs
 from helpers.server_process import serving
 
 import agentgym
 
 SEARCH, WEBSHOP, ALFWORLD = "agentgym/SearchQA-v0", "agentgym/WebShop-v0", "agentgym/ALFWorld-v0"
+TOKEN = "t0ken-for-agentgym-clients"
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +30,34 @@ def url():
         yield url
 
 
-class SearchQAClient:
+class _Client:
+    """What the tests read of every client: its field names, and the env kwargs its sessions play with."""
+
+    task_key, session_key, errors_in_body = "id", "env_idx", False
+    env_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read only
+
+    @staticmethod
+    def sent(action: str) -> str:
+        """What of a model's text the client sends as the action."""
+        return action
+
+
+class SearchQAClient(_Client):
     """SearchQA's client: /create {"id": task} -> a bare int; every body names it env_idx; reset {"id": task}."""
 
     task_key, errors_in_body = "id", False
 
     def __init__(self, base: str) -> None:
         self.base = base
-        created = httpx.post(f"{base}/create", json={"id": 0})
+        created = requests.post(f"{base}/create", json={"id": 0})
         assert created.status_code == 200
         self.env_id = created.json()
 
-    def post(self, path: str, data: dict[str, Any]) -> httpx.Response:
-        return httpx.post(f"{self.base}/{path}", json={**data, "env_idx": self.env_id})
+    def post(self, path: str, data: dict[str, Any]) -> requests.Response:
+        return requests.post(f"{self.base}/{path}", json={**data, "env_idx": self.env_id})
 
     def observe(self) -> str:
-        return _ok(httpx.get(f"{self.base}/observation", params={"env_idx": self.env_id}))
+        return _ok(requests.get(f"{self.base}/observation", params={"env_idx": self.env_id}))
 
     def reset(self, index: int) -> str:
         return _ok(self.post("reset", {"id": index}))
@@ -60,7 +78,7 @@ class WebShopClient(SearchQAClient):
 
     def __init__(self, base: str) -> None:
         self.base = base
-        created = httpx.post(f"{base}/create")
+        created = requests.post(f"{base}/create")
         assert created.status_code == 200
         self.env_id = created.json()
 
@@ -73,29 +91,29 @@ class WebShopClient(SearchQAClient):
     def step(self, action: str) -> tuple[str, float, bool]:
         answer = _ok(self.post("step", {"action": action}))
         assert answer["state"] == self.observe()
-        actions = _ok(httpx.get(f"{self.base}/available_actions", params={"env_idx": self.env_id}))
+        actions = _ok(requests.get(f"{self.base}/available_actions", params={"env_idx": self.env_id}))
         assert isinstance(actions["has_search_bar"], bool) and isinstance(actions["clickables"], list)
         return answer["state"], answer["reward"], answer["done"]
 
 
-class ALFWorldClient:
+class ALFWorldClient(_Client):
     """ALFWorld's client: /create -> {"id"}; every body names it id; reset {"game", "world_type"}; answers carry
     available_actions; errors are HTTP 200 {"error"}."""
 
-    task_key, errors_in_body = "game", True
+    task_key, session_key, errors_in_body = "game", "id", True
 
     def __init__(self, base: str) -> None:
         self.base = base
-        created = httpx.post(f"{base}/create")
+        created = requests.post(f"{base}/create")
         assert created.status_code == 200
         self.env_id = created.json()["id"]
         self.available_actions: list[str] = []
 
-    def post(self, path: str, data: dict[str, Any]) -> httpx.Response:
-        return httpx.post(f"{self.base}/{path}", json={**data, "id": self.env_id})
+    def post(self, path: str, data: dict[str, Any]) -> requests.Response:
+        return requests.post(f"{self.base}/{path}", json={**data, "id": self.env_id})
 
     def observe(self) -> str:
-        return _ok(httpx.get(f"{self.base}/observation", params={"id": self.env_id}))
+        return _ok(requests.get(f"{self.base}/observation", params={"id": self.env_id}))
 
     def reset(self, index: int) -> str:
         answer = _ok(self.post("reset", {"game": index, "world_type": "Text"}))
@@ -106,7 +124,46 @@ class ALFWorldClient:
     def step(self, action: str) -> tuple[str, float, bool]:
         answer = _ok(self.post("step", {"action": action}))
         self.available_actions = answer["available_actions"]
-        assert self.available_actions == _ok(httpx.get(f"{self.base}/available_actions", params={"id": self.env_id}))
+        assert self.available_actions == _ok(requests.get(f"{self.base}/available_actions", params={"id": self.env_id}))
+        return answer["observation"], answer["reward"], answer["done"]
+
+    def close(self) -> Any:
+        return _ok(self.post("close", {}))
+
+
+class TextCraftClient(_Client):
+    """TextCraft's client, on SearchQA-v0: /create {"minecraft_dir", "commands", "goal"} -> {"id", "observation"};
+    every body names it id; reset {"data_idx"}; a step sends the line after the last "Action:" with every character
+    but letters, digits, commas and spaces deleted; observe() is the last answer's observation."""
+
+    task_key, session_key = "data_idx", "id"
+    env_kwargs = {"action_format": "plain"}  # noqa: RUF012 - read only
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        created = requests.post(f"{base}/create", json={"minecraft_dir": "agentenv_textcraft/", "commands": None,
+                                                        "goal": None})
+        assert created.status_code == 200, created.text
+        self.env_id, self.observation = created.json()["id"], created.json()["observation"]
+
+    @staticmethod
+    def sent(action: str) -> str:
+        found = re.findall(r"Action:\s*(.*?)(?=\n|$)", action, re.DOTALL)
+        return " ".join(re.sub(r"[^A-Za-z0-9, ]+", "", found[-1] if found else "").split())
+
+    def post(self, path: str, data: dict[str, Any]) -> requests.Response:
+        return requests.post(f"{self.base}/{path}", json={**data, "id": self.env_id})
+
+    def observe(self) -> str:
+        return self.observation
+
+    def reset(self, index: int) -> str:
+        self.observation = _ok(self.post("reset", {"data_idx": index}))["observation"]
+        return self.observation
+
+    def step(self, action: str) -> tuple[str, float, bool]:
+        answer = _ok(self.post("step", {"action": self.sent(action)}))
+        self.observation = answer["observation"]
         return answer["observation"], answer["reward"], answer["done"]
 
     def close(self) -> Any:
@@ -115,17 +172,18 @@ class ALFWorldClient:
 
 FAMILIES = [pytest.param(SEARCH, SearchQAClient, id="SearchQA", marks=requires_envs([SEARCH])),
             pytest.param(WEBSHOP, WebShopClient, id="WebShop", marks=requires_envs([WEBSHOP])),
-            pytest.param(ALFWORLD, ALFWorldClient, id="ALFWorld", marks=requires_envs([ALFWORLD]))]
+            pytest.param(ALFWORLD, ALFWorldClient, id="ALFWorld", marks=requires_envs([ALFWORLD])),
+            pytest.param(SEARCH, TextCraftClient, id="TextCraft-on-SearchQA", marks=requires_envs([SEARCH]))]
 
 
-def _ok(response: httpx.Response) -> Any:
+def _ok(response: requests.Response) -> Any:
     assert response.status_code == 200, response.text  # AgentGym's clients assert this on every call
     answer = response.json()
     assert not (isinstance(answer, dict) and "error" in answer), answer
     return answer
 
 
-def _refused(client: Any, response: httpx.Response) -> None:
+def _refused(client: Any, response: requests.Response) -> None:
     """The dialect's answer to an id it does not know: 404 {code, message}, or ALFWorld's 200 {"error"}."""
     if client.errors_in_body:
         assert response.status_code == 200 and "No agentgym/" in response.json()["error"], response.text
@@ -133,7 +191,7 @@ def _refused(client: Any, response: httpx.Response) -> None:
         assert response.status_code == 404 and response.json()["code"] == "session_not_found", response.text
 
 
-def _close_refused(client: Any, response: httpx.Response) -> None:
+def _close_refused(client: Any, response: requests.Response) -> None:
     """A close of an id the server does not know: SearchQA's and WebShop's false, else the dialect's error."""
     if isinstance(client, (SearchQAClient, WebShopClient)):
         assert response.status_code == 200 and response.json() is False, response.text
@@ -141,11 +199,10 @@ def _close_refused(client: Any, response: httpx.Response) -> None:
         _refused(client, response)
 
 
-@pytest.mark.parametrize("env_id, client_class", FAMILIES)
-def test_the_familys_own_client_plays_the_oracle_to_reward_1(url, env_id, client_class):
-    client = client_class(f"{url}/{env_id}")
-    oracle = agentgym.make(env_id).unwrapped
-    index = 3
+def _play_the_oracle(client: Any, env_id: str, index: int) -> None:
+    """The client plays the oracle's episode of task ``index`` to reward 1, observation for observation with the
+    in-process env (made with the client's env kwargs, stepped with what the client sends), and closes it."""
+    oracle = agentgym.make(env_id, **type(client).env_kwargs).unwrapped
     prompt, info = oracle.reset(options={"index": index})
     assert client.reset(index) == prompt == client.observe()
     if env_id == ALFWORLD:
@@ -153,15 +210,22 @@ def test_the_familys_own_client_plays_the_oracle_to_reward_1(url, env_id, client
     done, reward, turns = False, 0.0, 0
     while not done:
         action = oracle.oracle_action()
-        expected, *_ = oracle.step(action)
+        expected, *_ = oracle.step(client.sent(action))
         observation, reward, done = client.step(action)
         assert observation == expected  # the same episode, turn by turn, as in process
+        assert "No valid action" not in observation
         turns += 1
         assert turns <= 50
     assert reward == 1.0 and turns >= 2
     assert client.close() in (True, {"closed": True})
-    _refused(client, client.post("step", {"action": "look"}))
     oracle.close()
+
+
+@pytest.mark.parametrize("env_id, client_class", FAMILIES)
+def test_the_familys_own_client_plays_the_oracle_to_reward_1(url, env_id, client_class):
+    client = client_class(f"{url}/{env_id}")
+    _play_the_oracle(client, env_id, 3)
+    _refused(client, client.post("step", {"action": "look"}))
 
 
 @pytest.mark.parametrize("env_id, client_class", FAMILIES)
@@ -171,12 +235,12 @@ def test_no_request_touches_a_session_another_client_created(url, env_id, client
     prompt = owner.reset(1)
     other.reset(2)
     guesses = {0, 1, 2, 3, owner.env_id + 1, owner.env_id - 1, other.env_id + 1, other.env_id - 1} - {owner.env_id}
-    key = "env_idx" if client_class is not ALFWorldClient else "id"
+    key = client_class.session_key
     for guess in guesses:
         for path, body in (("reset", {client_class.task_key: 0}), ("step", {"action": "look"}), ("close", {})):
-            response = httpx.post(f"{base}/{path}", json={**body, key: guess})
+            response = requests.post(f"{base}/{path}", json={**body, key: guess})
             (_close_refused if path == "close" else _refused)(other, response)
-        _refused(other, httpx.get(f"{base}/observation", params={key: guess}))
+        _refused(other, requests.get(f"{base}/observation", params={key: guess}))
     # the owner's id in the task field is a task index (out of range here), never a session
     answer = other.post("reset", {client_class.task_key: owner.env_id})
     if client_class.errors_in_body:
@@ -184,10 +248,10 @@ def test_no_request_touches_a_session_another_client_created(url, env_id, client
     else:
         assert answer.status_code == 422 and "index must be" in answer.json()["message"]
     assert owner.observe() == prompt  # untouched: still its own task, at its start
-    oracle = agentgym.make(env_id).unwrapped
+    oracle = agentgym.make(env_id, **client_class.env_kwargs).unwrapped
     oracle.reset(options={"index": 1})
     action = oracle.oracle_action()
-    assert owner.step(action)[0] == oracle.step(action)[0]
+    assert owner.step(action)[0] == oracle.step(client_class.sent(action))[0]
     for client in (owner, other):
         client.close()
     oracle.close()
@@ -198,7 +262,7 @@ def test_the_sessions_gauge_never_goes_negative_over_creates_closes_and_failed_c
     base = f"{url}/{env_id}"
 
     def gauge() -> float:
-        line = next(line for line in httpx.get(f"{url}/metrics").text.splitlines()
+        line = next(line for line in requests.get(f"{url}/metrics").text.splitlines()
                     if line.startswith(f'agentgym_sessions{{env_id="{env_id}"}}'))
         return float(line.split()[-1])
 
@@ -220,7 +284,7 @@ def test_the_sessions_gauge_never_goes_negative_over_creates_closes_and_failed_c
         seen.append(gauge())
         assert seen[-1] == start
     assert min(seen) >= 0 and seen[-1] == start
-    assert httpx.get(f"{url}/healthz").json()["capacity"]["envs"][env_id]["sessions"] == start
+    assert requests.get(f"{url}/healthz").json()["capacity"]["envs"][env_id]["sessions"] == start
 
 
 def test_a_task_index_naming_another_session_is_a_task_index_in_process():
@@ -242,3 +306,52 @@ def test_a_task_index_naming_another_session_is_a_task_index_in_process():
         stepped = client.post(f"{base}/step", json={"id": first["id"], "action": "<search>Lima</search>"})
         assert stepped.json()["info"]["turn"] == 2
         assert isinstance(first["id"], int) and first["observation"] and first["done"] is False
+
+
+@pytest.fixture(scope="module")
+def token_url():
+    with serving(SEARCH, WEBSHOP, ALFWORLD, token=TOKEN) as url:
+        yield url
+
+
+@pytest.mark.parametrize("env_id, client_class", FAMILIES)
+def test_the_familys_own_client_carries_the_token_in_its_base_url(token_url, env_id, client_class):
+    """requests sends a URL's user info as HTTP Basic auth: the token, as the password, reaches every route."""
+    base = f"{token_url}/{env_id}"
+    _play_the_oracle(client_class(base.replace("http://", f"http://agentgym:{TOKEN}@")), env_id, 2)
+    needed, wrong = "This server needs its token.", "The token sent is not the server's token."
+    no_password = base.replace("http://", f"http://{TOKEN}@")  # the token as user name: requests sends no auth
+    for url, reason in ((base, needed), (base.replace("http://", "http://agentgym:wrong@"), wrong),
+                        (no_password, needed)):
+        with pytest.raises(AssertionError, match="401"):
+            client_class(url)
+        refused = requests.post(f"{url}/create")
+        assert refused.status_code == 401 and refused.headers["WWW-Authenticate"] == "Bearer"
+        message = refused.json()["message"]
+        assert message.startswith(reason) and "http://agentgym:<token>@host:port/" in message, message
+    bearer = requests.post(f"{base}/create", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert bearer.status_code == 200
+
+
+@requires_envs([SEARCH])
+def test_textcraft_s_client_gets_plain_word_actions_only_where_they_can_play():
+    """Its filter leaves no <search>, <answer> or code: SearchQA-v0 plays in plain words; MathTool-v0, whose
+    actions are code, refuses it at /create with the reason, rather than answering every step with an error."""
+    from fastapi.testclient import TestClient
+
+    from agentgym.server import create_app
+
+    textcraft = {"minecraft_dir": "agentenv_textcraft/", "commands": None, "goal": None}
+    with TestClient(create_app([SEARCH, "agentgym/MathTool-v0"])) as client:
+        created = client.post(f"/{SEARCH}/create", json=textcraft).json()
+        assert "Action: search <query>" in created["observation"] and "<search>" not in created["observation"]
+        step = client.post(f"/{SEARCH}/step", json={"id": created["id"], "action": TextCraftClient.sent(
+            "Thought: I should look it up.\nAction: search <capital of Peru?>")}).json()
+        assert "Lima" in step["observation"] and step["info"]["action_error"] is None
+        tags = client.post(f"/{SEARCH}/create").json()  # a client that sends actions unchanged: tags, as before
+        assert "<search> your query </search>" in tags["observation"]
+        refused = client.post("/agentgym/MathTool-v0/create", json=textcraft)
+        assert refused.status_code == 422 and refused.json()["code"] == "invalid_request"
+        assert "deletes every character but letters, digits, commas and spaces" in refused.json()["message"]
+        assert client.post("/agentgym/MathTool-v0/create").status_code == 200
+        assert client.get("/healthz").json()["sessions"] == 3  # the refused create made no session

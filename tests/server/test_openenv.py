@@ -1,9 +1,14 @@
-"""OpenEnv's own client (openenv-core, from PyPI) against a real ``agentgym serve``: episodes as in process."""
+"""OpenEnv's own client (openenv-core, from PyPI) against a real ``agentgym serve``: episodes as in process.
+
+Also OpenEnv's own validator (``openenv validate --url``) and its ``MCPToolClient``, unchanged.
+"""
 
 import asyncio
 import base64
 import json
 import socket
+import subprocess
+import sys
 import time
 
 import gymnasium as gym
@@ -17,6 +22,8 @@ from helpers.server_process import serving
 openenv = import_or_skip("openenv", "dev")
 websockets = import_or_skip("websockets", "dev")  # what OpenEnv's client speaks with; here for raw frames
 GenericEnvClient = openenv.GenericEnvClient
+MCPToolClient = import_or_skip("openenv.core.mcp_client", "dev").MCPToolClient
+CallToolAction = import_or_skip("openenv.core.env_server.mcp_types", "dev").CallToolAction
 connect = import_or_skip("websockets.sync.client", "dev").connect
 
 SEARCH, MATH, SHOP = "agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/WebShop-v0"
@@ -49,11 +56,17 @@ def result(observation, reward, terminated, truncated, info):
         terminated or truncated
 
 
+def first(observation, info) -> dict:
+    """What the server answers for an in-process reset: the observation, and the prompt as OpenEnv metadata."""
+    return {"text": observation, "info": json.loads(json.dumps(info)), "terminated": False, "truncated": False,
+            "metadata": {"prompt": observation, "task_id": info["task_id"]}}
+
+
 def in_process(env_id: str, seed: int) -> tuple[list[tuple], list]:
     """The in-process episode (two agent mistakes, then the oracle to the end) and the actions it took."""
     env = gym.make(env_id, max_turns=12).unwrapped
     observation, info = env.reset(seed=seed)
-    trajectory = [result(observation, None, False, False, info)]
+    trajectory = [(first(observation, info), None, False)]
     actions = [*BAD_ACTIONS]
     for action in BAD_ACTIONS:
         trajectory.append(result(*env.step(action if "name" in action else action["message"])))
@@ -118,8 +131,7 @@ def test_async_client_with_reset_options_and_episode_id(url):
             return steps
 
     steps = asyncio.run(episode())
-    assert steps[0] == ({"text": observation, "info": json.loads(json.dumps(info)), "terminated": False,
-                         "truncated": False}, None, False)
+    assert steps[0] == (first(observation, info), None, False)
     assert steps[-1][1] == 1.0 and len(steps) > 2
 
 
@@ -154,7 +166,7 @@ def test_schema_metadata_health_and_unknown_env(url):
     schema = httpx.get(f"{base}/schema").json()
     assert set(schema) == {"action", "observation", "state"}
     assert "message" in json.dumps(schema["action"]) and "answer" in json.dumps(schema["action"])
-    assert set(schema["observation"]["properties"]) == {"text", "info", "terminated", "truncated"}
+    assert set(schema["observation"]["properties"]) == {"text", "info", "terminated", "truncated", "metadata"}
     assert {"episode_id", "step_count"} <= set(schema["state"]["properties"])
     missing = httpx.post(f"{url}/openenv/agentgym/SerchQA-v0/reset")
     assert missing.status_code == 404 and missing.json()["code"] == "env_not_found"
@@ -202,7 +214,9 @@ def test_bad_frames_are_error_frames_and_the_session_lives_on(url):
         assert ask({"type": "step", "data": {"message": "x"}})["data"]["code"] == "EXECUTION_ERROR"  # before reset
         assert ask({"type": "reset", "data": {"seed": 1}})["type"] == "observation"
         for frame, code in [("{not json", "INVALID_JSON"), ([1, 2], "VALIDATION_ERROR"),
-                            ({"type": "fly"}, "UNKNOWN_TYPE"), ({"type": "mcp", "data": {}}, "UNKNOWN_TYPE"),
+                            ({"type": "fly"}, "UNKNOWN_TYPE"),
+                            ({"type": "step", "data": {"type": "call_tool", "tool_name": 3}}, "VALIDATION_ERROR"),
+                            ({"type": "step", "data": {"type": "list_tools", "x": 1}}, "VALIDATION_ERROR"),
                             ({"type": "step", "data": "text"}, "VALIDATION_ERROR"),
                             ({"type": "step", "data": {}, "extra": 1}, "VALIDATION_ERROR"),
                             ({"type": "reset", "data": {"seed": -1}}, "VALIDATION_ERROR"),
@@ -261,7 +275,9 @@ def test_token_is_required_when_set():
         for wrong in (base, base.replace("http://", "http://agentgym:wrong@")):
             with pytest.raises(ConnectionError):  # the handshake is refused (401)
                 GenericEnvClient(base_url=wrong).sync().reset()
-        # OpenEnv's client sends the URL's user info as HTTP Basic: the token is the password
+        # OpenEnv's validator (requests) and client send the URL's user info as HTTP Basic: the token is the password
+        assert validate(base.replace("http://", f"http://agentgym:{token}@"))[0] == 0
+        assert validate(base)[0] == 1
         with GenericEnvClient(base_url=base.replace("http://", f"http://agentgym:{token}@")).sync() as client:
             assert client.reset(seed=0).observation["text"]
         ws_url = base.replace("http://", "ws://") + "/ws"
@@ -291,3 +307,150 @@ def test_a_websocket_outlives_the_request_timeout():
             client.reset(seed=0)
             time.sleep(2.5)
             assert client.step({"answer": "x"}).done
+
+
+# ---- OpenEnv's validator, its MCP client and the /mcp endpoint ------------------------------------------------
+def validate(base: str) -> tuple[int, dict]:
+    """``openenv validate --url base``, OpenEnv's own CLI in a process: its exit code and JSON report."""
+    done = subprocess.run([sys.executable, "-m", "openenv.cli", "validate", "--url", base, "--timeout", "30"],
+                          capture_output=True, text=True, timeout=180, check=False)
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("env_id", env_params(ENV_IDS))
+def test_openenv_validate_passes_every_criterion(url, env_id):
+    code, report = validate(base_of(url, env_id))
+    criteria = {c["id"]: c["passed"] for c in report["criteria"]}
+    assert code == 0 and report["passed"], report
+    assert criteria == dict.fromkeys(["openapi_version_available", "health_endpoint", "metadata_endpoint",
+                                      "schema_endpoint", "mcp_endpoint", "mode_endpoint_consistency"], True)
+    assert report["mode"] == "simulation" and report["standard_profile"] == "openenv-http/1.x"
+    assert sessions(url, 0) == 0
+
+
+def test_per_env_openapi_is_the_openenv_routes_relative_to_the_base_url(url):
+    document = httpx.get(f"{base_of(url, SEARCH)}/openapi.json").json()
+    assert {"/reset", "/step", "/state", "/schema", "/metadata", "/health", "/mcp", "/openapi.json"} == set(
+        document["paths"])
+    assert document["servers"] == [{"url": f"/openenv/{SEARCH}"}] and SEARCH in document["info"]["title"]
+    parameters = [p["name"] for item in document["paths"].values() for op in item.values()
+                  for p in op.get("parameters", [])]
+    assert "env_id" not in parameters  # the env is the base URL's, not a parameter
+    assert "/openenv/{env_id}/mcp" in httpx.get(f"{url}/openapi.json").json()["paths"]  # and in the server's own
+    assert httpx.get(f"{url}/openenv/agentgym/SerchQA-v0/openapi.json").status_code == 404
+
+
+def oracle_calls(env_id: str, seed: int) -> tuple[str, list[tuple[str, dict, str, float]]]:
+    """The oracle's episode in process as tool calls: the prompt, and per call (tool, arguments, observation,
+    reward)."""
+    env = gym.make(env_id).unwrapped
+    prompt, _ = env.reset(seed=seed)
+    calls, done = [], False
+    while not done:
+        parsed = env.action_format.parse(env.oracle_action(), env.tools)
+        name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
+            parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
+        observation, reward, terminated, truncated, _ = env.step(
+            {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
+        calls.append((name, arguments, observation, reward))
+        done = terminated or truncated
+    env.close()
+    return prompt, calls
+
+
+def test_mcp_tool_client_lists_the_tools_and_plays_to_reward_1(url):
+    prompt, calls = oracle_calls(SEARCH, seed=3)
+
+    async def episode() -> tuple:
+        async with MCPToolClient(base_url=base_of(url, SEARCH)) as env:
+            tools = await env.list_tools()  # before any reset, as OpenEnv allows
+            reset = await env.reset(seed=3)
+            with pytest.raises(RuntimeError, match="tool_not_found"):
+                await env.call_tool("python", code="1")
+            with pytest.raises(RuntimeError, match="invalid_args"):
+                await env.call_tool("answer", text="Tokyo")
+            played = [await env.call_tool(name, **arguments) for name, arguments, _, _ in calls[:-1]]
+            name, arguments, _, _ = calls[-1]
+            last = await env.step(CallToolAction(tool_name=name, arguments=arguments))
+            return tools, reset, played, last, await env.state()
+
+    tools, reset, played, last, state = asyncio.run(episode())
+    assert [t.name for t in tools] == ["search", "answer"]
+    assert all(t.input_schema["additionalProperties"] is False for t in tools)
+    assert tools[0].input_schema["required"] == ["query"]
+    assert reset.observation.metadata["prompt"] == prompt  # the task, where MCPToolClient shows it
+    assert [(p["observation"], p["reward"], p["terminated"]) for p in played] == [
+        (observation, reward, False) for _, _, observation, reward in calls[:-1]]
+    assert last.reward == 1.0 and last.done and last.observation.result["data"]["terminated"]
+    assert state.step_count == len(calls)  # the unknown tool and the malformed answer took no turn
+    assert sessions(url, 0) == 0
+
+
+def rpc(base: str, method: str, params: dict | None = None, request_id: int = 1) -> dict:
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
+    response = httpx.post(f"{base}/mcp", json=body, timeout=60)
+    assert response.status_code == 200  # JSON-RPC errors are in the body, as OpenEnv's /mcp answers them
+    return response.json()
+
+
+def test_mcp_endpoint_checks_inputs_as_reset_does_and_plays_a_session(url):
+    base = base_of(url, MATH)
+    tools = rpc(base, "tools/list")["result"]["tools"]
+    assert [t["name"] for t in tools] == ["code", "answer"]
+    assert all(t["inputSchema"]["additionalProperties"] is False for t in tools)
+    for bad in ({"seed": -1}, {"seed": 2**64}, {"seed": True}, {"seed": 1, "sed": 2}, {"options": {"index": -1}},
+                {"kwargs": {"corpus": "/etc"}}):
+        error = rpc(base, "openenv/session/create", bad)["error"]
+        assert error["code"] == -32602 and error["message"], (bad, error)
+    assert sessions(url, 0) == 0  # a bad create made nothing
+    local = gym.make(MATH).unwrapped
+    prompt, _ = local.reset(seed=2)
+    created = rpc(base, "openenv/session/create", {"seed": 2})["result"]
+    assert created["observation"] == prompt and sessions(url, 1) == 1
+    session_id = created["session_id"]
+    assert rpc(base, "tools/call", {"name": "code", "arguments": {"code": "1"}})["error"]["code"] == -32602
+    assert rpc(base, "tools/call", {"name": "nope", "session_id": session_id})["error"]["code"] == -32602
+    mistake = rpc(base, "tools/call", {"name": "code", "arguments": {"cod": "1"}, "session_id": session_id})
+    assert mistake["result"]["isError"] and mistake["result"]["structuredContent"]["info"]["turn"] == 1
+    local.step({"name": "code", "arguments": {"cod": "1"}})
+    while True:
+        parsed = local.action_format.parse(local.oracle_action(), local.tools)
+        name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
+            parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
+        observation, reward, terminated, _, _ = local.step(
+            {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
+        answer = rpc(base, "tools/call", {"name": name, "arguments": arguments, "session_id": session_id})["result"]
+        assert answer["structuredContent"]["observation"] == observation and answer["data"]["reward"] == reward
+        if terminated:
+            break
+    assert answer["data"]["reward"] == 1.0 and "reward 1" in answer["content"][0]["text"]
+    over = rpc(base, "tools/call", {"name": "answer", "arguments": {"answer": "2"}, "session_id": session_id})
+    assert "openenv/session/create" in over["error"]["message"]
+    other = rpc(base_of(url, SEARCH), "tools/call", {"name": "search", "arguments": {"query": "x"},
+                                                     "session_id": session_id})
+    assert "not agentgym/SearchQA-v0" in other["error"]["message"]  # a session plays its own env only
+    assert rpc(base, "openenv/session/close", {"session_id": session_id})["result"]["closed"]
+    assert rpc(base, "tools/fly")["error"]["code"] == -32601
+    for body, code in [(b"{not json", -32700), (b"{}", -32600), (b"[1]", -32600),
+                       (b'{"jsonrpc": "2.0", "method": "tools/list", "params": [1]}', -32602)]:
+        assert httpx.post(f"{base}/mcp", content=body).json()["error"]["code"] == code, body
+    assert sessions(url, 0) == 0
+
+
+def test_mcp_frames_act_on_the_connections_session(url):
+    with connect(base_of(url, SEARCH).replace("http://", "ws://") + "/ws") as ws:
+        def ask(data: dict) -> dict:
+            ws.send(json.dumps({"type": "mcp", "data": {"jsonrpc": "2.0", "id": 7, **data}}))
+            answer = json.loads(ws.recv(timeout=30))
+            assert answer["type"] == "mcp" and answer["data"]["id"] in (7, None)
+            return answer["data"]
+
+        assert [t["name"] for t in ask({"method": "tools/list"})["result"]["tools"]] == ["search", "answer"]
+        assert "reset frame" in ask({"method": "tools/call", "params": {"name": "search"}})["error"]["message"]
+        ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        called = ask({"method": "tools/call", "params": {"name": "search", "arguments": {"query": "capital"}}})
+        assert "Doc 1" in called["result"]["data"]["observation"]
+        ws.send(json.dumps({"type": "state"}))
+        assert json.loads(ws.recv(timeout=30))["data"]["step_count"] == 1
+        assert ask({})["error"]["code"] == -32600

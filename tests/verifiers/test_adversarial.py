@@ -76,6 +76,23 @@ WRONG_MATH = [
     ("1000000.4", "1000000"),
     # a constant gold is not answered by an expression with variables
     (r"\sqrt{2} + 0x", r"\sqrt{2}"), (r"\pi + x - x", r"\pi"),
+    # an answer that made the verifier raise (a 500 over HTTP, the session closed): now it scores 0
+    (r"\lfloor x \rfloor", "x+1"), (r"\lceil x \rceil", "x+1"),
+    # integers and exact fractions compare exactly, not to a relative 1e-9
+    ("1000000000999", "1000000000000"), ("100000000001", "100000000000"),
+    (r"\frac{1000000001}{3}", r"\frac{1000000000}{3}"), (r"1000000000999\sqrt{2}", r"1000000000000\sqrt{2}"),
+    ("0.3333333333", r"\frac{1}{4}"), ("0.25000000001", r"\frac{1}{4}"),
+    # words after a number are units only from the list of units
+    ("5 squared", "5"), ("5 factorial", "5"), ("5 dozen", "5"), ("5 is wrong", "5"), (r"5 \text{ squared}", "5"),
+    (r"\text{5 dozen}", "5"), ("5 cubed cm", "5"), ("5 square", "5"),
+    # one percent reading per gold: "p%" is p/100 against a gold from -1 to 1
+    ("0.5%", "0.5"), ("7.5%", "75"),
+    # sets, tuples and intervals are told apart by their brackets
+    ("(1,2)", r"\{1,2\}"), (r"\{1,2\}", "(1,2)"), (r"\{1,2\}", "[1,2]"), ("[1,2]", r"\{1,2\}"),
+    # an equation states its number side, and its other sides must equal it
+    ("70 = 27 + 44", "70"), (r"70 = \pi", "70"),
+    # a mixed number's fraction is proper
+    (r"1\frac{3}{2}", "2.5"),
 ]
 
 
@@ -100,6 +117,16 @@ RIGHT_MATH = [
     (r"70\text{ cm}", "70"), ("70 apples", "70"), ("75%", "0.75"), (r"90^\circ", "90"), ("1,234", "1234"),
     # the gold written as the gold
     ("2^{10}", "2^{10}"), (r"\frac{6}{8}", r"\frac{6}{8}"), ("1024", "2^{10}"),
+    # once rejected: units in and after \text{}, mixed numbers, a brace-less box, a code span, repeating decimals,
+    # degrees for a radian gold, an equation whose left side is the number
+    (r"\text{5 apples}", "5"), (r"5\,\text{cm}", "5"), (r"1\frac{1}{2}", "1.5"), (r"-2\frac{1}{4}", "-2.25"),
+    (r"\boxed 2", "2"), (r"so $\boxed 2$.", "2"), ("`5`", "5"), ("The answer is `5`.", "5"),
+    (r"0.\overline{3}", r"\frac{1}{3}"), (r"0.1\overline{6}", r"\frac{1}{6}"), (r"90^\circ", r"\frac{\pi}{2}"),
+    ("45 degrees", r"\frac{\pi}{4}"), ("70 = 27 + 43", "70"), ("5 square feet", "5"), ("5 miles per hour", "5"),
+    # one percent reading per gold, and exactness where the gold is exact
+    ("0.5%", "0.005"), ("1000000000000", "1000000000000.0"), ("0.6666666667", r"\frac{2}{3}"), ("3", r"\log_2 8"),
+    # sets against sets, intervals against intervals
+    (r"\{2,1\}", r"\{1,2\}"), ("1, 2", r"\{1,2\}"), (r"\left(1,2\right)", "(1,2)"),
 ]
 
 

@@ -1,18 +1,30 @@
 """The verifier budget: a verification past its time or memory budget is a failed Score, never a hang;
-bad gold still raises; the caller's threads are never signalled; workers are replaced after an overrun."""
+bad gold still raises; the caller's threads are never signalled; workers are replaced after an overrun; a
+verification that cannot start within its budget is an infrastructure error, and one client cannot hold
+every worker."""
 
+import pickle
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from helpers.gates import requires_math_verify
 
 from helpers import verifier_helpers
-from agentgym.errors import ConfigError, VerifierError
+from agentgym.errors import ConfigError, RolloutError, VerifierError
 from agentgym.eval.stats import summarize
 from agentgym.verifiers import verify_math
-from agentgym.verifiers.budget import OVER_BUDGET, budget_seconds, over_budget, run_budgeted, shutdown_workers
+from agentgym.verifiers.budget import (
+    OVER_BUDGET,
+    VerifierUnavailable,
+    budget_seconds,
+    over_budget,
+    run_budgeted,
+    shutdown_workers,
+    verifying_for,
+)
 
 SLACK_S = 10.0  # a loaded CI machine: starting a replacement worker imports sympy
 
@@ -59,26 +71,122 @@ def test_workers_are_reused_between_verifications(helpers_on_worker_path, monkey
 
 
 def test_budgets_hold_on_many_threads_without_signals(helpers_on_worker_path, monkeypatch):
-    """Slow and quick verifications from 8 threads: the slow ones fail at their budget, the quick ones pass."""
+    """Slow and quick verifications from 8 threads: a slow one fails at its budget, or could not start within it
+    (4 of 1 s on 2 workers); the quick ones, with a budget that covers the wait, pass."""
     monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "2")
-    results: dict[int, tuple[float, float]] = {}
+    results: dict[int, tuple[object, float]] = {}
 
     def verify(i: int) -> None:
         start = time.perf_counter()
-        if i % 2:
-            score = run_budgeted(verifier_helpers.big_integer, 10**9, budget_s=1.0)
-        else:
-            score = run_budgeted(verifier_helpers.quick, str(i), budget_s=30)
-        results[i] = (score.reward, time.perf_counter() - start)
+        try:
+            if i % 2:
+                outcome: object = run_budgeted(verifier_helpers.big_integer, 10**9, budget_s=1.0).details["reason"]
+            else:
+                outcome = run_budgeted(verifier_helpers.quick, str(i), budget_s=30).reward
+        except VerifierUnavailable:
+            outcome = "unavailable"
+        results[i] = (outcome, time.perf_counter() - start)
 
     threads = [threading.Thread(target=verify, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=120)
-    assert {i: r for i, (r, _) in results.items()} == {i: float(i % 2 == 0) for i in range(8)}
-    # 4 overruns of 1 s on 2 workers, plus replacements: far below 4 x 5 s, and nothing hung
+    assert sorted(results) == list(range(8))
+    assert all(results[i][0] == 1.0 for i in range(0, 8, 2))
+    assert all(results[i][0] in (OVER_BUDGET, "unavailable") for i in range(1, 8, 2))
+    assert any(results[i][0] == OVER_BUDGET for i in range(1, 8, 2))
+    # overruns of 1 s on 2 workers, plus replacements: far below 4 x 5 s, and nothing hung
     assert max(s for _, s in results.values()) < 4 + 2 * SLACK_S
+
+
+def _in_background(fn, *args, **kwargs) -> Future:
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(fn, *args, **kwargs)
+    pool.shutdown(wait=False)
+    return future
+
+
+def _as_client(client, fn, *args, **kwargs):
+    with verifying_for(client):
+        return fn(*args, **kwargs)
+
+
+@pytest.fixture
+def one_worker(helpers_on_worker_path, monkeypatch):
+    """One verifier worker, already started (its start-up is outside every timing)."""
+    monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "1")
+    assert run_budgeted(verifier_helpers.quick, "warm", budget_s=120).correct
+
+
+def test_a_verification_that_cannot_start_within_its_budget_is_an_infrastructure_error(one_worker):
+    holder = _in_background(run_budgeted, verifier_helpers.sleep, 3.0, budget_s=30)
+    time.sleep(0.5)  # the holder has the only worker
+    start = time.perf_counter()
+    with pytest.raises(VerifierUnavailable, match="could not start within its 0.5 s budget") as caught:
+        run_budgeted(verifier_helpers.quick, "x", budget_s=0.5, verifier="quick")
+    waited = time.perf_counter() - start
+    assert 0.5 <= waited < 0.5 + 2.0, waited
+    # never a Score: a RolloutError, which fails its episode instead of scoring it 0
+    assert isinstance(caught.value, VerifierError) and isinstance(caught.value, RolloutError)
+    assert caught.value.retry_after_s == 0.5
+    assert pickle.loads(pickle.dumps(caught.value)).retry_after_s == 0.5  # crosses a Ray actor's boundary
+    assert holder.result(timeout=60).correct  # the verification holding the worker was not disturbed
+    assert run_budgeted(verifier_helpers.quick, "y", budget_s=0.5).correct  # the worker is free again
+
+
+def test_a_verification_that_waited_still_has_its_whole_budget_to_run(one_worker):
+    """The budget bounds the wait to start and, once started, the run: the verdict does not depend on the load."""
+    holder = _in_background(run_budgeted, verifier_helpers.sleep, 1.5, budget_s=30)
+    time.sleep(0.2)
+    start = time.perf_counter()
+    score = run_budgeted(verifier_helpers.sleep, 1.2, budget_s=2.0)  # waits ~1.3 s, then runs 1.2 s
+    assert time.perf_counter() - start > 2.0  # longer than the budget in all
+    assert score.correct and not over_budget(score.as_dict())
+    assert holder.result(timeout=60).correct
+
+
+def test_one_client_holds_all_workers_but_one(helpers_on_worker_path, monkeypatch):
+    """A client's slow verifications run on one of 2 workers, one at a time; another client's verification
+    starts at once. This process's own callers (no client) are not limited: 2 of them run together."""
+    monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "2")
+    for seconds in (0.5, 1.5):  # the first round starts both workers (sympy's import), the second is timed
+        start = time.perf_counter()
+        both = [_in_background(run_budgeted, verifier_helpers.sleep, seconds, budget_s=120) for _ in range(2)]
+        assert all(f.result(timeout=120).correct for f in both)
+    both_s = time.perf_counter() - start
+    start = time.perf_counter()
+    hog = [_in_background(_as_client, "hog", run_budgeted, verifier_helpers.sleep, 2.0, budget_s=30)
+           for _ in range(2)]
+    time.sleep(0.3)
+    other_start = time.perf_counter()
+    assert _as_client("other", run_budgeted, verifier_helpers.quick, "x", budget_s=30).correct
+    other_s = time.perf_counter() - other_start
+    assert all(f.result(timeout=60).correct for f in hog)
+    hog_s = time.perf_counter() - start
+    assert other_s < 1.0, other_s  # on the worker the hog may not take, not after one of its 2 s verifications
+    assert hog_s >= 4.0, hog_s  # one at a time
+    assert both_s < 3.0, both_s  # at once
+
+
+def test_an_episode_whose_verifier_cannot_start_is_an_error_not_a_wrong_answer(one_worker):
+    """In process, the env's step raises: the eval records the episode as an error (and a trainer as failed,
+    leaving it out of training); it is never a verification with reward 0."""
+    import agentgym
+    from agentgym.eval.episode import run_episode
+    from agentgym.policies import make_policy
+
+    env = agentgym.make("agentgym/SearchQA-v0", verifier_budget_s=0.5)
+    holder = _in_background(run_budgeted, verifier_helpers.sleep, 4.0, budget_s=30)
+    time.sleep(0.5)
+    result = run_episode(env, make_policy("oracle"), seed=0)
+    assert result.error is not None and result.error.startswith("VerifierUnavailable: "), result.error
+    assert result.verification == {} and not over_budget(result.verification)
+    assert summarize([result])["errors"] == 1
+    assert holder.result(timeout=60).correct
+    solved = run_episode(env, make_policy("oracle"), seed=0)  # the worker is free: the same episode scores
+    assert solved.error is None and solved.reward == 1.0
+    env.close()
 
 
 def test_budget_off_runs_in_the_calling_process(monkeypatch):

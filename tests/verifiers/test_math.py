@@ -10,15 +10,34 @@ import pytest
 from helpers.gates import requires_math_verify
 
 import agentgym.verifiers.math
+import agentgym.verifiers.number
 from agentgym.errors import DependencyNotInstalled, VerifierError
 from agentgym.verifiers import extract_boxed, get_verifier, verify_math
 
 pytestmark = requires_math_verify
 
 
-def test_doctests():
-    result = doctest.testmod(agentgym.verifiers.math)
+@pytest.mark.parametrize("module", [agentgym.verifiers.math, agentgym.verifiers.number])
+def test_doctests(module):
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def broken(*args):
+    raise RuntimeError("boom")
+
+
+def test_an_internal_error_scores_zero_with_its_reason(monkeypatch):
+    monkeypatch.setattr(agentgym.verifiers.math, "_verify_number", broken)
+    score = verify_math("5", "6", budget_s=0)  # in process, where the patch is
+    assert (score.reward, score.correct) == (0.0, False)
+    assert score.details["reason"] == "verifier error: RuntimeError: boom"
+
+
+def test_a_gold_that_trips_the_parser_is_a_data_error(monkeypatch):
+    monkeypatch.setattr(agentgym.verifiers.math, "_parse", broken)
+    with pytest.raises(VerifierError, match=r"gold answer 'y \+ 17' could not be read \(RuntimeError: boom\)"):
+        verify_math("5", "y + 17", budget_s=0)
 
 
 @pytest.mark.parametrize("pred, gold", [
@@ -88,7 +107,8 @@ def test_near_misses_score_zero(pred, gold):
 @pytest.mark.parametrize("pred, reason", [
     (None, "empty answer"), ("", "empty answer"), ("   \n", "empty answer"), (r"\boxed{}", "empty answer"),
     ("$ $", "empty answer"), (r"\boxed{", r"unbalanced \boxed{...}"), (r"\boxed{5", r"unbalanced \boxed{...}"),
-    (r"\boxed 5", r"unbalanced \boxed{...}"), (r"\boxed{5} and \boxed{5", r"unbalanced \boxed{...}"),
+    (r"\boxed", r"unbalanced \boxed{...}"), (r"$\boxed $", r"unbalanced \boxed{...}"),
+    (r"\boxed{5} and \boxed{5", r"unbalanced \boxed{...}"),
     ("5}{3", "unbalanced braces"), (r"\frac{1}{2", "unbalanced braces"),
     ("qwerty", "not a number: the gold is a number"), ("five", "a number in words ('five'): the gold is a number"),
     ("#@!", "not a number: the gold is a number"), ("qwerty", "not a number: the gold is a number"),
@@ -148,7 +168,7 @@ def test_oversized_input_is_refused_without_parsing(pred, reason):
     start = time.perf_counter()
     score = verify_math(pred, "5")
     assert score.reward == 0.0 and score.details["reason"] == reason
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 2.5  # refused before parsing (~ms); room for a machine 5x slower
 
 
 def test_a_long_answer_within_the_limit_is_still_scored():
@@ -165,7 +185,7 @@ def test_huge_values_are_refused_before_evaluation(pred):
     score = verify_math(pred, "x + 5")  # a symbolic gold: the answer goes through sympy
     assert verify_math(pred, "5").reward == 0.0  # a numeric gold reads numbers without sympy
     assert score.reward == 0.0 and score.details["reason"] == "answer too large to evaluate safely"
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0  # ~0.1-2 s; evaluating any of them would take minutes
 
 
 @pytest.mark.parametrize("pred", ["(a+b+c+d)^{40}", r"\sin^{100}(x)+\cos^{100}(x)", r"\tan^{9000}(x)",
@@ -174,7 +194,7 @@ def test_expressions_that_stall_sympy_simplify_fail_fast(pred):
     start = time.perf_counter()
     assert verify_math(pred, "5").reward == 0.0
     assert verify_math(pred, "x + 5").reward == 0.0
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0  # ~0.1-2 s; a stalled simplify takes minutes
 
 
 def test_large_but_bounded_values_are_compared():
@@ -218,7 +238,8 @@ def test_details_are_json_serialisable(pred):
     (r"\boxed{5}", "5"), (r"so \boxed{3} no, \boxed{5}.", "5"), (r"\boxed{\frac{1}{\sqrt{2}}}", r"\frac{1}{\sqrt{2}}"),
     (r"\fbox{7}", "7"), (r"\boxed {7}", "7"), (r"\boxed{\{1, 2\}}", r"\{1, 2\}"), (r"\boxed{a \} b}", r"a \} b"),
     (r"\boxed{\boxed{5}}", r"\boxed{5}"), (r"\boxed{}", ""),
-    ("no box", None), (r"\boxed{", None), (r"\boxed{\frac{1}{2}", None), (r"\boxed 5", None),
+    (r"\boxed 5", "5"), (r"$\boxed 2$.", "2"), (r"\boxed \frac12", r"\frac12"),
+    ("no box", None), (r"\boxed{", None), (r"\boxed{\frac{1}{2}", None), (r"\boxed", None),
     (r"\boxed{1} \boxed{2", None), (r"\boxedfoo{5}", None),
 ])
 def test_extract_boxed(text, expected):

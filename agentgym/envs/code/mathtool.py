@@ -1,23 +1,26 @@
-"""``agentgym/MathTool-v0``: the ReTool / ToRL protocol, Python in a sandbox and a math-equivalence reward."""
+"""``agentgym/MathTool-v0``: the ReTool / ToRL protocol, Python in a sandbox and a math-equivalence reward, built
+on ``ToolEnv``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.env import AgentEnv, EnvDefaults
-from agentgym.core.formats import TagsFormat
+from agentgym.core.env import EnvDefaults
+from agentgym.core.formats import ActionFormat, TagsFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.code.grader import extract_code
 from agentgym.envs.code.tool import CodeRunner, format_result
+from agentgym.envs.toolenv import ToolEnv
 from agentgym.errors import ConfigError
 from agentgym.verifiers import Score, verify_math
 from agentgym.verifiers.budget import budget_seconds
 
-__all__ = ["MathToolEnv"]
+__all__ = ["MathToolEnv", "verify_answer"]
 
 _TAGS_PROMPT = (
     "Solve the following math problem. You may use a Python interpreter: write code between <code> and "
@@ -32,7 +35,21 @@ _TOOL_PROMPT = (
     "between <answer> and </answer>.\n{instructions}\nProblem: {problem}\n"
 )
 
-class MathToolEnv(AgentEnv[str]):
+
+def verify_answer(answer: str | None, gold: Mapping[str, Any], *, budget_s: float | None = None) -> Score:
+    r"""MathTool's verifier: ``answer`` (a ``\boxed{}`` inside is accepted) is math-equivalent to ``gold["answer"]``.
+
+    >>> verify_answer("\\boxed{0.5}", {"answer": "\\frac{1}{2}"}).reward
+    1.0
+    """
+    return verify_math(answer, gold["answer"], budget_s=budget_s)
+
+
+def _tool_name(action_format: ActionFormat) -> str:
+    return "code" if isinstance(action_format, TagsFormat) else "python"
+
+
+class MathToolEnv(ToolEnv):
     """ReTool / ToRL: ``<code>`` runs Python in the sandbox, ``<interpreter>`` returns its output.
 
     The final ``<answer>`` (a ``\\boxed{}`` inside is accepted) is scored by
@@ -71,22 +88,25 @@ class MathToolEnv(AgentEnv[str]):
                 files = math_data.find_math_files(data_dir)
             tasks = load_shared(math_data.load_math_tasks, files or math_data.bundled_math_files())
         self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=tuple(preload))
-        super().__init__(tasks=tasks, **base)
-
-    @property
-    def tool_name(self) -> str:
-        return "code" if isinstance(self.action_format, TagsFormat) else "python"
-
-    def make_tools(self) -> Sequence[Tool]:
-        return [Tool(
-            name=self.tool_name,
+        self.check_base_kwargs(base)
+        interpreter = Tool(
+            # the tool is named as the format's models know it: <code> in tags, python(code) as a function
+            name=_tool_name(self.make_action_format(base.get("action_format", self.defaults.action_format))),
             description="Run Python 3 code in a sandbox (no network; numpy and sympy installed) and return "
                         "what it prints, or its error.",
             parameters={"type": "object", "properties": {"code": {"type": "string",
                         "description": "The Python program to run; print the values you need."}},
                         "required": ["code"]},
             fn=self.run_code,
-        )]
+        )
+        # the split named: data without a test split is an error to fix, not ToolEnv's switch to its first split
+        base.setdefault("split", self.defaults.split)
+        super().__init__(tasks=tasks, tools=[interpreter], **base,
+                         verifier=functools.partial(verify_answer, budget_s=verifier_budget_s))
+
+    @property
+    def tool_name(self) -> str:
+        return _tool_name(self.action_format)
 
     def run_code(self, code: str) -> str:
         """The interpreter tool: run ``code`` (a fenced block inside is accepted) and report its output."""
@@ -99,9 +119,6 @@ class MathToolEnv(AgentEnv[str]):
         if isinstance(self.action_format, TagsFormat):
             return _TAGS_PROMPT.format(problem=task.prompt)
         return _TOOL_PROMPT.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
-
-    def verify(self, answer: str | None, task: Task) -> Score:
-        return verify_math(answer, task.gold["answer"], budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Run the task's reference program (when it has one), then answer the gold in ``\\boxed{}``."""

@@ -1,23 +1,25 @@
-"""``agentgym/SearchQA-v0``: the Search-R1 protocol over a local retrieval corpus."""
+"""``agentgym/SearchQA-v0``: the Search-R1 protocol over a local retrieval corpus, built on ``ToolEnv``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from agentgym.core.env import AgentEnv, EnvDefaults
+from agentgym.core.env import EnvDefaults
 from agentgym.core.formats import TagsFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.search.data import bundled_corpus, bundled_qa_files, find_qa_files, load_qa_tasks
 from agentgym.envs.search.retrieval import make_retriever
+from agentgym.envs.toolenv import ToolEnv
 from agentgym.errors import ConfigError
 from agentgym.verifiers import Score, verify_qa
 from agentgym.verifiers.budget import budget_seconds
 
-__all__ = ["SearchQAEnv"]
+__all__ = ["SearchQAEnv", "verify_answer"]
 
 _TAGS_INSTRUCTIONS = (
     "Answer the question below. Think step by step inside <think> and </think> whenever you get "
@@ -34,7 +36,17 @@ _TOOL_INSTRUCTIONS = (
 )
 
 
-class SearchQAEnv(AgentEnv[str]):
+def verify_answer(answer: str | None, gold: Mapping[str, Any], *, metric: Literal["em", "f1", "cover_em"] = "em",
+                  budget_s: float | None = None) -> Score:
+    """SearchQA's verifier: ``metric`` of ``answer`` against the task's ``golden_answers`` (the best of them).
+
+    >>> verify_answer("the Peruvian sol", {"golden_answers": ["Peruvian sol", "sol"]}).reward
+    1.0
+    """
+    return verify_qa(answer, gold["golden_answers"], metric=metric, budget_s=budget_s)
+
+
+class SearchQAEnv(ToolEnv):
     """Search-R1 style QA: ``<search>q</search>`` returns top-k passages, ``<answer>`` ends.
 
     Reward is exact match (SQuAD normalisation, max over golden answers); F1 and
@@ -69,16 +81,18 @@ class SearchQAEnv(AgentEnv[str]):
         tasks = load_shared(load_qa_tasks, files)
         if question_types is not None:
             tasks = _of_types(tasks, question_types)
-        super().__init__(tasks=tasks, **base)
-
-    def make_tools(self) -> Sequence[Tool]:
-        return [Tool(
+        search = Tool(
             name="search",
             description="Search the knowledge corpus; returns the top passages with their titles.",
             parameters={"type": "object", "properties": {"query": {"type": "string",
                         "description": "What to search for."}}, "required": ["query"]},
             fn=self.search,
-        )]
+        )
+        self.check_base_kwargs(base)
+        # the split named: data without a test split is an error to fix, not ToolEnv's switch to its first split
+        base.setdefault("split", self.defaults.split)
+        super().__init__(tasks=tasks, tools=[search], **base,
+                         verifier=functools.partial(verify_answer, metric=reward_metric, budget_s=verifier_budget_s))
 
     def search(self, query: str) -> str:
         """The ``search`` tool: top-k passages as ``Doc i (Title: t) text`` lines."""
@@ -94,10 +108,6 @@ class SearchQAEnv(AgentEnv[str]):
 
     def result_tag(self, call: ToolCall) -> str:
         return "information"
-
-    def verify(self, answer: str | None, task: Task) -> Score:
-        return verify_qa(answer, task.gold["golden_answers"], metric=self.reward_metric,
-                         budget_s=self.verifier_budget_s)
 
     def oracle_action(self) -> str:
         """Search each supporting fact's query (or the question), then answer with the gold."""

@@ -1,0 +1,107 @@
+"""``POST /v1/verify``'s admission: its own threads and bounded queue, and a limit per client.
+
+Verifications run on threads of their own, never on the env worker threads, so a
+step or a new session never waits behind them. At most ``max_queued`` are in
+flight (running or waiting for a verifier worker) in all, and at most
+``max_client`` of one client: past the first, 503 with ``Retry-After``; past the
+second, 429. A verification waits for a worker at most its budget, and holds at
+most all workers but one (``agentgym.verifiers.budget``): one client's slow
+verifications cannot hold up another's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.types import Scope
+
+from agentgym.errors import ConfigError
+from agentgym.server.api_error import ApiError
+from agentgym.server.threads import EnvThreads
+from agentgym.verifiers import get_verifier
+from agentgym.verifiers.budget import DEFAULT_BUDGET_S, VerifierUnavailable, budget_seconds, verifying_for
+
+__all__ = ["DEFAULT_MAX_CLIENT_VERIFICATIONS", "DEFAULT_MAX_QUEUED_VERIFICATIONS", "Verifications", "client_key"]
+
+DEFAULT_MAX_CLIENT_VERIFICATIONS = 16
+DEFAULT_MAX_QUEUED_VERIFICATIONS = 64
+
+
+def client_key(scope: Scope) -> str:
+    """Who a request is from: its peer address, and the bearer token it sent, if any (hashed, never kept).
+
+    The address matters even with a token: a server has one token, which all its clients send.
+    """
+    client = scope.get("client")
+    host = client[0] if client else "unknown"
+    scheme, _, token = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
+    token = token.strip()
+    if scheme.lower() == b"bearer" and token:
+        return f"{host} token:{hashlib.sha256(token).hexdigest()[:16]}"
+    return host
+
+
+class Verifications:
+    """Runs verifications by name for clients: on ``max_queued`` threads of their own, at most ``max_queued`` in
+    flight (more: ``VerifierUnavailable``) and ``max_client`` of one client (more: 429 ``too_many_verifications``)."""
+
+    def __init__(self, *, max_client: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
+                 max_queued: int = DEFAULT_MAX_QUEUED_VERIFICATIONS) -> None:
+        for name, value in (("max_client_verifications", max_client), ("max_queued_verifications", max_queued)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}.")
+        self.max_client, self.max_queued = max_client, max_queued
+        self.threads = EnvThreads(max_queued, name="agentgym-verify")  # one per verification in flight
+        self._in_flight: dict[str, int] = {}
+        self._lock = threading.Lock()  # taken on the event loop, and by the threads when a verification ends
+
+    async def verify(self, client: str, verifier: str, prediction: str | None,
+                     task: Mapping[str, Any]) -> dict[str, Any]:
+        """``verifier``'s verdict on ``prediction`` as a dict, for ``client`` (a ``client_key``).
+
+        Raises ``ApiError`` 429 past the client's limit, ``VerifierUnavailable``
+        past the server's (or when no verifier worker was free within the budget),
+        and what the verifier raises for bad input (``ConfigError``, ``VerifierError``).
+        """
+        with self._lock:
+            held = self._in_flight.get(client, 0)
+            if held >= self.max_client:
+                raise ApiError(429, "too_many_verifications",
+                               f"This client has {held} verifications in flight, the most one client may have "
+                               f"(max_client_verifications={self.max_client}); send the next when one is answered.")
+            total = sum(self._in_flight.values())
+            if total >= self.max_queued:
+                raise VerifierUnavailable(
+                    f"The server has {total} verifications in flight, the most it queues "
+                    f"(max_queued_verifications={self.max_queued}): the server's failure, not the answer's; retry.",
+                    retry_after_s=_budget_s())
+            self._in_flight[client] = held + 1
+
+        def run() -> dict[str, Any]:
+            try:
+                with verifying_for(client):
+                    return get_verifier(verifier)(prediction, task).as_dict()
+            finally:  # counted until it ends, even if the request was cancelled: each in flight holds a thread
+                self._ended(client)
+
+        return await self.threads.run(run)
+
+    def _ended(self, client: str) -> None:
+        with self._lock:
+            self._in_flight[client] -= 1
+            if not self._in_flight[client]:
+                del self._in_flight[client]
+
+    def shutdown(self) -> None:
+        self.threads.shutdown(wait=False)
+
+
+def _budget_s() -> float:
+    """When to retry: within one budget a verification ends and frees its place."""
+    try:
+        return budget_seconds() or 1.0
+    except ConfigError:
+        return DEFAULT_BUDGET_S

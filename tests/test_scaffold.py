@@ -1,0 +1,215 @@
+"""``agentgym init``: the package it writes installs (into a venv layered on this Python, nothing downloaded), its
+own tests pass, and every command finds its env through the entry point alone: list, eval, serve (RemoteEnv
+and OpenEnv's routes), train. A single ``.py`` file does the same through ``--import``."""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers.byo import write_capitals
+from helpers.gates import requires_server, requires_smollm2, requires_train
+
+import agentgym
+from agentgym.testing import serving
+
+NAME, ENV_ID = "stockroom", "stockroom/Stockroom-v0"
+# time from `agentgym init` to the new package's tests passing, venv and install included (the goal: < 2 minutes)
+GREEN_WITHIN_S = 120.0
+
+
+def agentgym_cli(*args: str, python: str = sys.executable, cwd: Path | None = None,
+                 timeout_s: float = 300) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "250"}
+    return subprocess.run([python, "-m", "agentgym.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env=environment, timeout=timeout_s, check=False)
+
+
+def test_init_writes_the_package_and_prints_the_next_three_commands(tmp_path):
+    done = agentgym_cli("init", NAME, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"wrote ./{NAME}: the env {ENV_ID} (module {NAME}). Next:", f"  pip install -e ./{NAME}",
+        f"  python -m pytest -q ./{NAME}", f"  agentgym eval --env {ENV_ID} --policy oracle"]
+    files = sorted(str(p.relative_to(tmp_path / NAME)) for p in (tmp_path / NAME).rglob("*") if p.is_file())
+    assert files == ["README.md", "pyproject.toml", f"src/{NAME}/__init__.py", f"src/{NAME}/data/test.jsonl",
+                     f"src/{NAME}/data/train.jsonl", f"src/{NAME}/env.py", "tests/test_env.py"]
+    pyproject = (tmp_path / NAME / "pyproject.toml").read_text()
+    assert '[project.entry-points."agentgym.envs"]\nstockroom = "stockroom"' in pyproject
+    assert 'dependencies = ["agentgym-suite"]' in pyproject
+    readme = (tmp_path / NAME / "README.md").read_text()
+    assert all(f"agentgym {command} " in readme for command in ("eval", "serve", "train"))
+    # --dir, and a directory that exists but is empty
+    (tmp_path / "empty").mkdir()
+    done = agentgym_cli("init", "my-env", "--dir", str(tmp_path / "empty"))
+    assert done.returncode == 0, done.stderr
+    assert "the env my-env/MyEnv-v0 (module my_env)" in done.stdout
+    assert (tmp_path / "empty" / "src" / "my_env" / "env.py").is_file()
+
+
+@pytest.mark.parametrize(("name", "error"), [
+    ("9lives", "'9lives' is not a package name; use letters and digits, words joined by - or _"),
+    ("my env", "'my env' is not a package name"),
+    ("a--b", "'a--b' is not a package name"),
+    ("json", "would make a module named 'json', which is taken"),
+    ("taken", "taken already exists and is not an empty directory; pass another NAME or --dir."),
+])
+def test_init_refuses_a_bad_name_and_a_directory_with_files_in_one_line(tmp_path, name, error):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    done = agentgym_cli("init", name, cwd=tmp_path)
+    assert done.returncode == 2 and error in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # nothing written
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The package ``agentgym init`` wrote, installed in a venv of its own; how long until its tests passed."""
+
+    root: Path
+    python: str
+    tests: subprocess.CompletedProcess
+    seconds_to_green: float
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    """``agentgym init``, a venv on top of this Python (agentgym and its dependencies are this Python's),
+    ``pip install -e`` the package with nothing downloaded, then its own pytest."""
+    work = tmp_path_factory.mktemp("init")
+    start = time.monotonic()
+    assert agentgym_cli("init", NAME, cwd=work).returncode == 0
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(work / "venv")], check=True, timeout=120)
+    python = str(work / "venv" / "bin" / "python")
+    own_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    # this Python's site-packages after the venv's own (as .ci/run layers verl's venv): --system-site-packages
+    # would give the base interpreter's, not those of a venv this Python may itself be
+    lines = "".join(f"import site; site.addsitedir({path!r})\n" for path in site.getsitepackages())
+    (Path(own_site) / "agentgym-base.pth").write_text(lines)
+    # this Python's pip, run by the venv's Python, installs into the venv
+    pip = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                          "-e", str(work / NAME)], capture_output=True, text=True, timeout=300, check=False)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    tests = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work / NAME)],
+                           capture_output=True, text=True, timeout=300, cwd=work,
+                           env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+    return Installed(root=work, python=python, tests=tests, seconds_to_green=time.monotonic() - start)
+
+
+def rows(installed: Installed, split: str) -> dict[str, dict]:
+    """The package's rows of ``split``, by id."""
+    path = installed.root / NAME / "src" / NAME / "data" / f"{split}.jsonl"
+    return {row["id"]: row for row in map(json.loads, path.read_text().splitlines())}
+
+
+def evaluate(installed: Installed, policy: str, *extra: str) -> dict:
+    out = installed.root / f"{policy}.json"
+    done = agentgym_cli("eval", "--env", ENV_ID, "--policy", policy, "--episodes", "6", "--summary-json", str(out),
+                        "--results", str(installed.root / f"{policy}.jsonl"), *extra, python=installed.python,
+                        cwd=installed.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(out.read_text())[ENV_ID]
+
+
+@pytest.mark.slow
+def test_the_new_packages_own_tests_pass_right_after_install(installed):
+    assert installed.tests.returncode == 0, installed.tests.stdout + installed.tests.stderr
+    assert "7 passed" in installed.tests.stdout  # check_env on both splits, attacks, verifier, tool, server, doctest
+    assert installed.seconds_to_green < GREEN_WITHIN_S
+
+
+@pytest.mark.slow
+def test_list_and_eval_find_it_through_the_entry_point_alone(installed):
+    listed = agentgym_cli("list", python=installed.python)
+    assert listed.returncode == 0 and "could not load" not in listed.stderr, listed.stderr
+    line, = [line for line in listed.stdout.splitlines() if ENV_ID in line]
+    assert f"package {NAME} ({NAME} = {NAME})" in line
+    with pytest.raises(agentgym.errors.EnvNotFound):  # this Python does not have it: the venv's entry point does
+        agentgym.make(ENV_ID)
+    oracle = evaluate(installed, "oracle")
+    assert oracle["episodes"] == 6 and oracle["mean_reward"] == 1.0 and oracle["success_rate"] == 1.0
+    assert evaluate(installed, "random")["episodes"] == 6
+
+
+@requires_server
+@pytest.mark.slow
+def test_serve_plays_it_through_remote_env_and_openenv_routes(installed):
+    test_rows = rows(installed, "test")
+    with serving(ENV_ID, command=[installed.python, "-m", "agentgym.cli"]) as (url, _):
+        env = agentgym.RemoteEnv(ENV_ID, url)
+        try:
+            for seed in (0, 1):
+                _, info = env.reset(seed=seed)
+                row = test_rows[info["task_id"]]
+                observation, reward, terminated, _, info = env.step(
+                    {"name": "stock_level", "arguments": {"item": row["item"]}})
+                assert observation.count(f"{row['item']}: {row['answer']} units in stock") == 1
+                assert reward == 0.0 and not terminated and info["tool_calls"][0]["name"] == "stock_level"
+                assert env.step(f"<answer>{row['answer']}</answer>")[1:3] == (1.0, True)
+            env.reset(seed=0)
+            assert env.step("<answer>1 or 7 or 33</answer>")[1:3] == (0.0, True)
+        finally:
+            env.close()
+        base = f"{url}/openenv/{ENV_ID}"
+        assert httpx.get(f"{base}/health").json() == {"status": "healthy"}
+        assert httpx.get(f"{base}/metadata").json()["name"] == ENV_ID
+        first = httpx.post(f"{base}/reset", json={"seed": 0}).json()
+        task = test_rows[first["observation"]["info"]["task_id"]]
+        assert first["done"] is False and task["question"] in first["observation"]["text"]
+        step = httpx.post(f"{base}/step", json={"action": {"message": f"<answer>{task['answer']}</answer>"},
+                                                "seed": 0}).json()
+        assert step["reward"] == 1.0 and step["done"] is True
+
+
+@requires_train
+@requires_smollm2
+@pytest.mark.slow
+def test_train_runs_a_grpo_step_on_it(installed):
+    from helpers.trainer_fixtures import tiny_model
+    from transformers import AutoTokenizer
+
+    from agentgym.lm.local import resolve_model
+
+    # a tiny random model with SmolLM2's tokenizer: one step in seconds on a CPU
+    model_dir = installed.root / "tiny-model"
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model("smollm2"), local_files_only=True)
+    tiny_model(tokenizer).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    run = installed.root / "run"
+    done = agentgym_cli("train", "--env", ENV_ID, "--model", str(model_dir), "--steps", "1", "--group-size", "2",
+                        "--groups-per-step", "1", "--max-turns", "2", "--max-turn-tokens", "8",
+                        "--max-completion-tokens", "64", "--output-dir", str(run), python=installed.python)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "step    1/1" in done.stdout and (run / "final" / "model.safetensors").is_file()
+    metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics] == [1] and metrics[0]["turns"] >= 1
+
+
+@requires_server
+@pytest.mark.slow
+def test_a_single_file_through_import_evaluates_and_serves(tmp_path):
+    path = write_capitals(tmp_path, "capitals", "byo/FileCapitals-v0")
+    out = tmp_path / "summary.json"
+    done = agentgym_cli("eval", "--import", str(path), "--env", "byo/FileCapitals-v0", "--policy", "oracle",
+                        "--episodes", "4", "--summary-json", str(out), "--results", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["byo/FileCapitals-v0"]["mean_reward"] == 1.0
+    with serving("byo/FileCapitals-v0", "--import", str(path)) as (url, _):
+        env = agentgym.RemoteEnv("byo/FileCapitals-v0", url)
+        try:
+            observation, _ = env.reset(seed=0)
+            answer = "Lima" if "Peru" in observation else "Nairobi"
+            assert env.step(f"<answer>{answer}</answer>")[1:3] == (1.0, True)
+        finally:
+            env.close()
+        reset = httpx.post(f"{url}/openenv/byo/FileCapitals-v0/reset", json={"seed": 0}).json()
+        assert reset["observation"]["text"] == observation

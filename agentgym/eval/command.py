@@ -23,7 +23,9 @@ from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
 from agentgym.eval.episode import EpisodeResult
 from agentgym.eval.filenames import slug
+from agentgym.eval.fingerprint import fingerprint
 from agentgym.eval.plan import PlannedEpisode, plan_episodes
+from agentgym.eval.preflight import check_policy
 from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
 from agentgym.eval.stats import summarize
@@ -53,10 +55,14 @@ class EvalRequest:
     env_kwargs: Mapping[str, Any] | None = None
     results: Path | None = None
     retry_errors: bool = True
+    #: rollouts per task (``--samples``); ``episodes`` stays the number of tasks
+    samples: int = 1
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
             raise ConfigError(f"--episodes must be >= 1, got {self.episodes}.")
+        if self.samples < 1:
+            raise ConfigError(f"--samples must be >= 1 (rollouts per task), got {self.samples}.")
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
         if self.batch_size < 1:
@@ -97,11 +103,16 @@ class EvalOutcome:
     def errors(self) -> int:
         return sum(r.error is not None for r in self.results)
 
+    @property
+    def unplayed(self) -> int:
+        return self.planned - len(self.results)
+
 
 def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     """Where a run's episodes go unless ``--results`` says: stable, so rerunning the command resumes."""
     picked = suite.name if suite.name != "custom" else "-".join(e.env_id.split("/")[-1] for e in suite.entries)
     who = request.policy + (f"-{request.model}" if request.model else "")
+    # one file whatever --samples: a K-sample run reuses the first samples a one-sample run played
     return Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
 
 
@@ -121,22 +132,31 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     """Run the request's plan, resuming from its results file.
 
     Everything that can be checked is checked before the first episode, and
-    nothing is written until it passes: the policy (its name, its model file),
+    nothing is written until it passes: the policy (its name, its model folder's
+    config, an endpoint's answer to a one-token request: ``agentgym.eval.preflight``),
     every env of the plan (made once here, so a missing extra stops the run with
-    its install line) and the results path.
+    its install line) and the results path. Episodes are keyed by the policy's
+    fingerprint (``agentgym.eval.fingerprint``): a model changed under the same
+    path starts afresh, and says so.
     """
     suite = request.selection()
     for entry in suite.entries:
         env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
+    check_policy(request.policy, model=request.model)
     policy = request.make_policy()
     try:
-        plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}))
+        check_policy(request.policy, policy, model=request.model)
+        identity = fingerprint(request.policy, request.model)
+        plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
+                             samples=request.samples)
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)
-        stored = _stored(plan, path, policy, retry_errors=request.retry_errors)
+        stored = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
+        stale = 0 if stored else _stale(path, policy, identity)
     except BaseException:
         policy.close()
         raise
+    _notices(request, console, path=path, name=policy.model or request.policy, identity=identity, stale=stale)
     path.parent.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
@@ -166,7 +186,7 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         if previous is not None:
             signal.signal(signal.SIGINT, interrupt)
         try:
-            results = _run(request, plan, path, policy, on_episode, on_progress, stop)
+            results = _run(request, plan, path, policy, identity, on_episode, on_progress, stop)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -174,17 +194,41 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     return EvalOutcome(suite, results, path, len(plan), interrupted=len(results) < len(plan))
 
 
-def _stored(plan: Sequence[PlannedEpisode], path: Path, policy: Policy, *, retry_errors: bool) -> int:
+def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, identity: str | None,
+             stale: int) -> None:
+    """One line each: a model changed under the results' name (so nothing resumes), samples that will coincide."""
+    if stale:
+        console.print(f"[yellow]{path}: {stale} stored episodes are of another model under the name {name}, or "
+                      f"predate fingerprints (fingerprint now {identity}); starting fresh.[/yellow]",
+                      highlight=False, soft_wrap=True)
+    if request.samples > 1 and request.sampling.temperature == 0 and identity is not None:
+        console.print(f"[yellow]--samples {request.samples} at temperature 0: a model's samples of a task will "
+                      "mostly be the same; pass --temperature for pass@k to mean something.[/yellow]",
+                      highlight=False, soft_wrap=True)
+
+
+def _stored(plan: Sequence[PlannedEpisode], path: Path, policy: Policy, fingerprint: str | None, *,
+            retry_errors: bool) -> int:
     """How many planned episodes the results file already holds (errored ones are replayed when retrying)."""
     if not path.exists():
         return 0
     latest = {str(r.get("key")): r for r in load_results(path)}
-    return sum(1 for p in plan if (r := latest.get(p.key(policy))) is not None
+    return sum(1 for p in plan if (r := latest.get(p.key(policy, fingerprint))) is not None
                and not (retry_errors and r.get("error") is not None))
 
 
+def _stale(path: Path, policy: Policy, fingerprint: str | None) -> int:
+    """How many stored episodes of this policy and model name were played by a model with another fingerprint
+    (a folder retrained in place, a server that now serves another model; or a record from before fingerprints)."""
+    if fingerprint is None or not path.exists():
+        return 0
+    return sum(1 for r in load_results(path) if r.get("policy") == policy.name and r.get("model") == policy.model
+               and r.get("fingerprint") != fingerprint)
+
+
 def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, policy: Policy,
-         on_episode: Callable[[EpisodeResult], None], on_progress: Callable[[BatchProgress], None],
+         fingerprint: str | None, on_episode: Callable[[EpisodeResult], None],
+         on_progress: Callable[[BatchProgress], None],
          stop: threading.Event) -> list[EpisodeResult]:
     if request.ray is not None:
         from agentgym.eval.distributed import run_plan_on_ray
@@ -192,16 +236,18 @@ def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, polic
         policy.close()
         return run_plan_on_ray(plan, request.policy, seed=request.seed, sampling=request.sampling,
                                model=request.model, system_prompt=request.system_prompt, address=request.ray,
-                               remote=request.remote,
+                               remote=request.remote, fingerprint=fingerprint,
                                results_path=path, on_episode=on_episode, stop=stop)
     policies = iter([policy])
     return run_plan(plan, lambda: next(policies, None) or request.make_policy(), concurrency=request.concurrency,
                     batch_size=request.batch_size, remote=request.remote, results_path=path,
-                    on_episode=on_episode, stop=stop, retry_errors=request.retry_errors, on_progress=on_progress)
+                    on_episode=on_episode, stop=stop, retry_errors=request.retry_errors, on_progress=on_progress,
+                    fingerprint=fingerprint)
 
 
 def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeResult]) -> tuple[Table, dict]:
-    """A table per suite entry (success and mean reward with 95% intervals) and the same as a dict.
+    """A table per suite entry (success and mean reward with 95% intervals; pass@k and mean@k with
+    ``--samples``) and the same as a dict. Errored episodes are left out of success and reward, and counted.
 
     Sized to fit an 80-column terminal.
     """
@@ -210,30 +256,53 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
         by_entry.setdefault(result.entry or result.env_id, []).append(result)
     who = request.policy + (f" ({request.model})" if request.model else "")
     table = Table(title=f"{suite.name} suite v{suite.version} · {who}", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("env", "n", "success [95% CI]", "reward±CI", "turns", "errors"):
+    k = request.samples
+    columns = ["env", "n", "success [95% CI]", "reward±CI", *([f"pass@{k}", f"mean@{k}"] if k > 1 else []),
+               "turns", "errors"]
+    for column in columns:
         # a long entry label folds onto a second line rather than being cut
         table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     summaries = {}
     for label, runs in by_entry.items():
         s = summaries[label] = summarize(runs)
         half = (s["mean_reward_ci_high"] - s["mean_reward_ci_low"]) / 2
+        at_k = [_maybe(s["pass_at_k"]), _maybe(s["mean_at_k"])] if k > 1 else []
         table.add_row(Text(label.removeprefix("agentgym/")), str(s["episodes"]),
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",
-                      f"{s['mean_reward']:.2f}±{half:.2f}", f"{s['mean_turns']:.1f}", str(s["errors"]))
+                      f"{s['mean_reward']:.2f}±{half:.2f}", *at_k, f"{s['mean_turns']:.1f}", str(s["errors"]))
+    excluded = sum(s["errors"] for s in summaries.values())
+    if excluded:
+        table.caption = f"success and reward exclude {excluded} errored episodes"
     return table, summaries
 
 
-def submit(request: EvalRequest, suite: Suite, results: Sequence[EpisodeResult], leaderboard_dir: Path) -> Path:
-    """Add this run's summary to ``leaderboard_dir/runs`` (then ``agentgym leaderboard build``)."""
+def _maybe(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
+           allow_incomplete: bool = False) -> Path:
+    """Add this run's summary to ``leaderboard_dir/runs`` (then ``agentgym leaderboard build``).
+
+    A run with errored or unplayed episodes is refused (``ConfigError``, nothing
+    written) unless ``allow_incomplete``; then its record says ``complete: false``
+    and the board shows it unranked.
+    """
     from agentgym.eval.leaderboard import make_submission, write_submission
 
+    results = outcome.results
     if not results:
         raise ConfigError("Nothing to submit: no episode finished.")
+    if (outcome.errors or outcome.unplayed) and not allow_incomplete:
+        raise ConfigError(f"Not submitted: {outcome.errors} episodes errored and {outcome.unplayed} were not played "
+                          "(a failed run is never ranked). Rerun the same command to finish it, or pass "
+                          "--allow-incomplete to record it as incomplete (shown, never ranked).")
     first = results[0]
     submission = make_submission(
-        [r.as_dict() for r in results], suite=suite.name, suite_version=suite.version, policy=request.policy,
-        model=first.model, sampling=first.sampling, date=date.today().isoformat(),
+        [r.as_dict() for r in results], suite=outcome.suite.name, suite_version=outcome.suite.version,
+        policy=request.policy, model=first.model, sampling=first.sampling, date=date.today().isoformat(),
         agentgym_version=first.agentgym_version, git_commit=first.git_commit,
         protocol_flags={"env_kwargs": dict(request.env_kwargs or {}),
-                        "action_format": str((request.env_kwargs or {}).get("action_format", "tags"))})
+                        "action_format": str((request.env_kwargs or {}).get("action_format", "tags"))},
+        planned=outcome.planned, fingerprint=first.fingerprint)
     return write_submission(submission, leaderboard_dir)

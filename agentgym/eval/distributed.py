@@ -51,18 +51,19 @@ def run_plan_on_ray(plan: Sequence[PlannedEpisode], policy: str, *, seed: int = 
                     slots: int | None = None,
                     remote: str | None = None, results_path: str | Path | None = None,
                     on_episode: Callable[[EpisodeResult], None] | None = None,
-                    stop: threading.Event | None = None) -> list[EpisodeResult]:
+                    stop: threading.Event | None = None, fingerprint: str | None = None) -> list[EpisodeResult]:
     """Run ``plan`` on Ray (``address="local"`` starts a local cluster) with ``slots`` actors.
 
     ``slots`` defaults to the cluster's CPUs. Finished episodes are appended to
     ``results_path`` by the driver as they come in; episodes already there are
-    skipped. Returns the finished episodes in plan order.
+    skipped. ``fingerprint`` (:mod:`agentgym.eval.fingerprint`) is part of every key and record.
+    Returns the finished episodes in plan order.
     """
     ray = _ray()
     sampling = sampling or Sampling(seed=seed)
     probe = make_policy(policy, seed=seed, sampling=sampling, model=model, system_prompt=system_prompt)
     try:
-        keys = [p.key(probe) for p in plan]
+        keys = [p.key(probe, fingerprint) for p in plan]
     finally:
         probe.close()
     if len(set(keys)) != len(keys):
@@ -90,7 +91,7 @@ def run_plan_on_ray(plan: Sequence[PlannedEpisode], policy: str, *, seed: int = 
                 break
             ready, _ = ray.wait(list(running), num_returns=1)
             actor, key = running.pop(ready[0])
-            result = EpisodeResult.from_dict(ray.get(ready[0]))
+            result = EpisodeResult.from_dict({**ray.get(ready[0]), "fingerprint": fingerprint})
             finished[key] = result
             idle.append(actor)
             if store:

@@ -99,6 +99,10 @@ class EpisodeResult:
     git_commit: str | None = None
     #: the suite entry's label (``SuiteEntry.label``): the env id, plus ``[name]`` for a named entry
     entry: str | None = None
+    #: which of the task's ``--samples`` rollouts this is (0: the first)
+    sample: int = 0
+    #: what the policy's model is (``agentgym.eval.fingerprint``); None for baselines and older records
+    fingerprint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,12 @@ Layout under ``leaderboard/``::
 
 Every number the page shows is recomputed from the run records, and every
 string in them (model names come from users) is escaped before it is written.
+
+Only complete runs are ranked: a record with errored or unplayed episodes (written
+with ``--allow-incomplete``; ``complete: false``, or any env with ``errors``) is listed
+below the ranking, unranked. Tied rows (the same mean success and mean reward) share
+a rank, shown as ``=N``. Records of schema 1 (before ``complete``, ``scored`` and
+pass@k) still load: a record without errors counts as complete.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DataError
 from agentgym.eval.filenames import slug
-from agentgym.eval.stats import mean_ci, wilson_ci
+from agentgym.eval.stats import mean_ci, sample_metrics, wilson_ci
+from agentgym.eval.stats import per_task as per_task_counts
 from agentgym.verifiers.budget import over_budget
 
-__all__ = ["build_leaderboard", "make_submission", "mean_ci", "wilson_ci", "write_submission"]
+__all__ = ["build_leaderboard", "is_complete", "make_submission", "mean_ci", "wilson_ci", "write_submission"]
 
-SCHEMA = 1
+#: 2 added ``complete``, ``planned``, ``fingerprint``, ``samples`` and, per env, ``scored``, ``pass_at_k``,
+#: ``mean_at_k``, ``per_task``; success and reward became means over the scored (not errored) episodes
+SCHEMA = 2
 DEFAULT_ACTION_FORMAT = "tags"
 _PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")  # Okabe-Ito
 
@@ -42,8 +51,10 @@ def _r(x: float) -> float:
 
 def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(episodes)
-    successes = sum(bool(e.get("correct")) for e in episodes)
-    rewards = [float(e.get("reward", 0.0)) for e in episodes]
+    scored = [e for e in episodes if not e.get("error")]
+    m = len(scored)
+    successes = sum(bool(e.get("correct")) for e in scored)
+    rewards = [float(e.get("reward", 0.0)) for e in scored]
     has_tokens = any(e.get("prompt_tokens") is not None or e.get("completion_tokens") is not None
                      for e in episodes)
     tokens = [(e.get("prompt_tokens") or 0) + (e.get("completion_tokens") or 0) for e in episodes]
@@ -51,21 +62,29 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     if len(versions) > 1:
         raise ConfigError(f"{episodes[0]['env_id']}: results mix env versions {versions}; "
                           "submit one run per env version.")
+    samples = sample_metrics(episodes)
     return {
         "env_version": versions[0] if versions else None,
         "episodes": n,
+        # success and reward are over the scored episodes: an errored one is no evidence about the policy
+        "scored": m,
         "successes": successes,
-        "success_rate": _r(successes / n),
-        "success_ci": [_r(x) for x in wilson_ci(successes, n)],
-        "mean_reward": _r(sum(rewards) / n),
+        "success_rate": _r(successes / m) if m else 0.0,
+        "success_ci": [_r(x) for x in wilson_ci(successes, m)],
+        "mean_reward": _r(sum(rewards) / m) if m else 0.0,
         "reward_ci": [_r(x) for x in mean_ci(rewards)],
         "mean_turns": _r(sum(int(e.get("turns", 0)) for e in episodes) / n),
         "mean_tool_calls": _r(sum(int(e.get("tool_calls", 0)) for e in episodes) / n),
         "mean_tokens": _r(sum(tokens) / n) if has_tokens else None,
-        "errors": sum(bool(e.get("error")) for e in episodes),
+        "errors": n - m,
         "verifier_over_budget": sum(over_budget(e.get("verification")) for e in episodes),
         # [turns, 1 if solved else 0] per episode, in episode order: enough for a success-vs-turns plot
         "turns_correct": [[int(e.get("turns", 0)), int(bool(e.get("correct")))] for e in episodes],
+        "samples": samples["k"],
+        "pass_at_k": None if samples["pass_at_k"] is None else _r(samples["pass_at_k"]),
+        "mean_at_k": None if samples["mean_at_k"] is None else _r(samples["mean_at_k"]),
+        # [correct, scored] samples per task (the entry's episode number)
+        "per_task": per_task_counts(episodes),
     }
 
 
@@ -77,12 +96,12 @@ def _group_by_env(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any
         # a named suite entry (e.g. MathTool's arithmetic rung) is its own column
         by_env[result.get("entry") or result["env_id"]].append(result)
     for env_id, episodes in by_env.items():
-        numbers = [e["episode"] for e in episodes if e.get("episode") is not None]
+        numbers = [(e["episode"], e.get("sample") or 0) for e in episodes if e.get("episode") is not None]
         if len(numbers) != len(set(numbers)):
-            raise ConfigError(f"{env_id}: an episode number appears twice in the results; "
+            raise ConfigError(f"{env_id}: an episode number (and sample) appears twice in the results; "
                               "deduplicate the results file before submitting.")
         if len(numbers) == len(episodes):
-            episodes.sort(key=lambda e: e["episode"])
+            episodes.sort(key=lambda e: (e["episode"], e.get("sample") or 0))
     return dict(sorted(by_env.items()))
 
 
@@ -96,8 +115,13 @@ def _parse_date(date: str) -> datetime:
 def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version: str, policy: str,
                     model: str | None, sampling: Mapping[str, Any] | None, date: str,
                     agentgym_version: str, git_commit: str | None,
-                    protocol_flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    protocol_flags: Mapping[str, Any] | None = None, planned: int | None = None,
+                    fingerprint: str | None = None) -> dict[str, Any]:
     """The summary record of one run of ``suite``: per-env aggregates, provenance and flags.
+
+    ``planned`` is how many episodes the run's plan had (default: as many as
+    ``results``); the record is ``complete`` when all were played and none
+    errored. ``fingerprint`` is the model's (``agentgym.eval.fingerprint``).
 
     ``results`` are ``EpisodeResult.as_dict()`` records. ``protocol_flags`` says how
     the run departed from the suite's protocol: ``{"env_kwargs": {...},
@@ -115,8 +139,14 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
     action_format = protocol.get("action_format") or env_kwargs.get("action_format") or DEFAULT_ACTION_FORMAT
     greedy = model is None or (sampling is not None and float(sampling.get("temperature", 1.0)) == 0.0)
     envs = {env_id: _env_aggregate(episodes) for env_id, episodes in _group_by_env(results).items()}
+    planned = len(results) if planned is None else planned
+    errors = sum(e["errors"] for e in envs.values())
     return {
         "schema": SCHEMA,
+        "complete": errors == 0 and planned <= len(results),
+        "planned": planned,
+        "fingerprint": fingerprint,
+        "samples": max(e["samples"] for e in envs.values()),
         "suite": suite,
         "suite_version": suite_version,
         "policy": policy,
@@ -176,15 +206,41 @@ def _mean_reward(run: Mapping[str, Any]) -> float:
     return sum(rewards) / len(rewards)
 
 
+def _errors(run: Mapping[str, Any]) -> int:
+    return sum(int(e.get("errors") or 0) for e in run["envs"].values())
+
+
+def is_complete(run: Mapping[str, Any]) -> bool:
+    """Whether a run record may be ranked: every planned episode played, none errored (schema-1 records have
+    no ``complete`` field; their errors decide)."""
+    return bool(run.get("complete", True)) and _errors(run) == 0
+
+
 def _ranked_suites(leaderboard_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """Runs grouped by suite, best first: mean success over the run's envs, then mean reward, then name."""
+    """Runs grouped by suite: complete runs best first (mean success over the run's envs, then mean reward,
+    then name), then the incomplete ones, which are not ranked."""
     suites: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in sorted((leaderboard_dir / "runs").glob("**/*.json")):
         run = _load_run(path)
         suites[str(run["suite"])].append(run)
     for runs in suites.values():
-        runs.sort(key=lambda r: (-_mean_success(r), -_mean_reward(r), _name(r), str(r["date"])))
+        runs.sort(key=lambda r: (not is_complete(r), -_mean_success(r), -_mean_reward(r), _name(r), str(r["date"])))
     return dict(sorted(suites.items()))
+
+
+def _ranks(runs: list[dict[str, Any]]) -> list[str]:
+    """Each row's rank: complete runs ranked 1, 2, ... with tied runs (the same mean success and mean reward to
+    4 places) sharing one rank shown as ``=N``; incomplete runs ``–``."""
+    keys = [(round(_mean_success(r), 4), round(_mean_reward(r), 4)) if is_complete(r) else None for r in runs]
+    ranks = []
+    for i, key in enumerate(keys):
+        if key is None:
+            ranks.append("–")
+            continue
+        first = keys.index(key) + 1
+        tied = keys.count(key) > 1
+        ranks.append(f"={first}" if tied else str(first))
+    return ranks
 
 
 def _suite_envs(runs: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -194,7 +250,7 @@ def _suite_envs(runs: Iterable[Mapping[str, Any]]) -> list[str]:
 def _flag_names(run: Mapping[str, Any]) -> list[str]:
     flags = run["flags"]
     return [label for key, label in (("reproducible", "reproducible"), ("default_protocol", "default-protocol"))
-            if flags.get(key)]
+            if flags.get(key)] + ([] if is_complete(run) else ["incomplete"])
 
 
 def _pct(x: float) -> str:
@@ -215,15 +271,28 @@ def _md_cell(env: Mapping[str, Any] | None) -> str:
     if env is None:
         return "–"
     low, high = env["success_ci"]
-    return f"{_pct(env['success_rate'])}% [{_pct(low)}–{_pct(high)}] · r={env['mean_reward']:.2f}"
+    return f"{_pct(env['success_rate'])}% [{_pct(low)}–{_pct(high)}] · r={env['mean_reward']:.2f}" + _at_k(env)
+
+
+def _at_k(env: Mapping[str, Any]) -> str:
+    """`` · pass@k=… mean@k=…`` for an env with several samples per task; empty otherwise."""
+    k = int(env.get("samples") or 1)
+    if k < 2:
+        return ""
+    return "".join(f" · {name}@{k}={_pct(env[field])}%"
+                   for name, field in (("pass", "pass_at_k"), ("mean", "mean_at_k")) if env.get(field) is not None)
 
 
 def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
     n_runs = sum(len(runs) for runs in suites.values())
     lines = ["# agentgym leaderboard", "",
              f"Built by `agentgym leaderboard build` from {n_runs} run records in `runs/`; do not edit by hand.", "",
-             "- Each env cell: success rate % [95% Wilson CI] · mean reward.",
-             "- Rank: mean success over the suite's envs. Rows compare only within one env id (ids carry a version).",
+             ("- Each env cell: success rate % [95% Wilson CI] · mean reward, both over the scored episodes "
+              "(errored ones are excluded and counted under *errors*); with several samples per task, "
+              "pass@k (Chen et al. 2021) and mean@k."),
+             ("- Rank: mean success over the suite's envs; `=N` marks a tie (same mean success and reward). "
+              "Rows compare only within one env id (ids carry a version)."),
+             "- *incomplete* runs (errored or unplayed episodes) are listed last and never ranked.",
              ("- Flags: *reproducible* = greedy decoding and a recorded git commit; "
               "*default-protocol* = no env kwargs overridden and the default action format."), ""]
     for suite, runs in suites.items():
@@ -231,13 +300,13 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
         versions = sorted({str(r.get("suite_version")) for r in runs})
         lines += [f"## Suite {_md(suite)} (version {_md(', '.join(versions))})", "",
                   "| rank | model / policy | " + " | ".join(_md(e) for e in envs)
-                  + " | mean success | episodes | date | flags |",
-                  "|---:|---|" + "---|" * len(envs) + "---:|---:|---|---|"]
-        for rank, run in enumerate(runs, 1):
-            cells = [str(rank), _md(_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
+                  + " | mean success | episodes | errors | date | flags |",
+                  "|---:|---|" + "---|" * len(envs) + "---:|---:|---:|---|---|"]
+        for rank, run in zip(_ranks(runs), runs):
+            cells = [rank, _md(_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
             cells += [_md_cell(run["envs"].get(e)) for e in envs]
             cells += [f"{_pct(_mean_success(run))}%", str(sum(e["episodes"] for e in run["envs"].values())),
-                      _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
+                      str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     if not suites:
@@ -250,7 +319,7 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:78rem;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .45rem;text-align:right;white-space:nowrap}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .35rem;text-align:right;white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f4;white-space:normal}
 td.env .ci{display:block;white-space:normal}td.env .ci span{white-space:nowrap}td.flags{white-space:normal;max-width:9rem}.flag{display:inline-block;margin:.1rem}
 th[aria-sort=descending]::after{content:" \\25BC"}th[aria-sort=ascending]::after{content:" \\25B2"}
@@ -290,7 +359,7 @@ def _e(text: Any) -> str:
 
 
 def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
-    heads = ["rank", "model / policy"] + envs + ["mean success %", "episodes", "date", "flags"]
+    heads = ["rank", "model / policy"] + envs + ["mean success %", "episodes", "errors", "date", "flags"]
     out = [f'<table class="board" data-suite="{_e(suite)}"><thead><tr>']
     # env columns are headed by the id without the "agentgym/" prefix (the full id in the tooltip): the table
     # stays within a 1,280-px page with every core entry
@@ -299,14 +368,17 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
                else f">{_e(h)}</th>")
             for h in heads]
     out.append("</tr></thead><tbody>")
-    for rank, run in enumerate(runs, 1):
+    for rank, run in zip(_ranks(runs), runs):
         name, flags = _name(run), _flag_names(run)
         episodes = sum(e["episodes"] for e in run["envs"].values())
-        out.append(f'<tr data-rank="{rank}" data-name="{_e(name)}" data-policy="{_e(run["policy"])}" '
+        position = rank.lstrip("=") if rank != "–" else ""
+        out.append(f'<tr data-rank="{position}" data-tied="{str(rank.startswith("=")).lower()}" '
+                   f'data-complete="{str(is_complete(run)).lower()}" '
+                   f'data-name="{_e(name)}" data-policy="{_e(run["policy"])}" '
                    f'data-mean-success="{_mean_success(run):.4f}" data-episodes="{episodes}" '
                    f'data-reproducible="{str("reproducible" in flags).lower()}" '
                    f'data-default-protocol="{str("default-protocol" in flags).lower()}">')
-        out.append(f'<td data-value="{rank}">{rank}</td>')
+        out.append(f'<td data-value="{position}">{_e(rank)}</td>')
         policy = f' <span class="ci">{_e(run["policy"])}</span>' if run.get("model") else ""
         out.append(f'<td class="name" data-value="{_e(name.lower())}">{_e(name)}{policy}</td>')
         for env_id in envs:
@@ -317,9 +389,12 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
             low, high = env["success_ci"]
             out.append(f'<td class="env" data-value="{env["success_rate"]}" title="mean reward {env["mean_reward"]:.3f}">'
                        f'{_pct(env["success_rate"])} <span class="ci"><span>[{_pct(low)}–{_pct(high)}]</span> '
-                       f'<span>r={env["mean_reward"]:.2f}</span></span></td>')
+                       f'<span>r={env["mean_reward"]:.2f}</span>'
+                       + (f' <span>{_e(_at_k(env).removeprefix(" · "))}</span>' if _at_k(env) else "")
+                       + '</span></td>')
         out.append(f'<td data-value="{_mean_success(run):.4f}">{_pct(_mean_success(run))}</td>')
         out.append(f'<td data-value="{episodes}">{episodes}</td>')
+        out.append(f'<td data-value="{_errors(run)}">{_errors(run)}</td>')
         out.append(f'<td data-value="{_e(run["date"])}">{_e(str(run["date"])[:10])}</td>')
         badges = "".join(f'<span class="flag">{_e(f)}</span>' for f in flags)
         out.append(f'<td class="flags" data-value="{len(flags)}">{badges}</td></tr>')
@@ -416,7 +491,9 @@ def _index_html(suites: Mapping[str, list[dict[str, Any]]]) -> str:
              f"<title>agentgym leaderboard</title><style>{_CSS}</style></head><body>",
              "<h1>agentgym leaderboard</h1>",
              ("<p>Success rate % with its 95% Wilson interval and mean reward r, per env; ranked by mean success "
-              "over the suite's envs. Click a column header to sort. <em>reproducible</em>: greedy decoding and a "
+              "over the suite's envs (errored episodes excluded and counted under errors; =N marks a tie); "
+              "<em>incomplete</em> runs are listed last, unranked. Click a column header to sort. "
+              "<em>reproducible</em>: greedy decoding and a "
               "recorded git commit; <em>default-protocol</em>: no env kwargs overridden, default action format.</p>")]
     for suite, runs in suites.items():
         envs = _suite_envs(runs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ __all__ = ["PlannedEpisode", "plan_episodes"]
 
 @dataclass(frozen=True)
 class PlannedEpisode:
-    """Episode ``episode`` of an entry: task ``task_index`` of ``split``, reset with ``seed``."""
+    """Episode ``episode`` of an entry: task ``task_index`` of ``split``, reset with ``seed``; ``sample`` is which
+    of the task's ``--samples`` rollouts it is (0 for the first, which is the episode a one-sample run plays)."""
 
     env_id: str
     split: str
@@ -28,15 +30,23 @@ class PlannedEpisode:
     suite: str | None = None
     suite_version: str | None = None
     entry: str | None = None
+    sample: int = 0
 
-    def key(self, policy: Policy) -> str:
-        """What identifies this episode's result in a results file; stable across runs and machines."""
+    def key(self, policy: Policy, fingerprint: str | None = None) -> str:
+        """What identifies this episode's result in a results file; stable across runs and machines.
+
+        ``fingerprint`` (``agentgym.eval.fingerprint``) names what the policy's
+        model *is* (its weights, or what its endpoint serves), so a model changed
+        under the same path or name gets new keys and is played afresh.
+        """
         sampling = policy.sampling.as_dict() if policy.sampling is not None else None
-        # only when set: the keys of runs without one (every earlier results file) stay as they were
         system = getattr(policy, "system_prompt", None)
+        # each only when set: the keys of runs without one (a baseline's, a first sample's) stay as they were
+        optional = {"system_prompt": system, "fingerprint": fingerprint, "suite_version": self.suite_version,
+                    "sample": self.sample}
         return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
                            "policy": policy.name, "model": policy.model, "sampling": sampling,
-                           "env_kwargs": dict(self.env_kwargs), **({"system_prompt": system} if system else {})},
+                           "env_kwargs": dict(self.env_kwargs), **{k: v for k, v in optional.items() if v}},
                           sort_keys=True, separators=(",", ":"))
 
 
@@ -57,14 +67,25 @@ def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) 
     return split, n_tasks
 
 
-def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int,
-                  env_kwargs: Mapping[str, Any] | None = None) -> list[PlannedEpisode]:
-    """Every episode of ``entries``: episode ``i`` of an entry plays task ``i % n_tasks`` with seed ``seed + i``.
+def _sample_seed(seed: int, episode: int, sample: int) -> int:
+    """Sample 0 keeps ``seed + episode``; later samples get seeds of their own, the same on every machine."""
+    if sample == 0:
+        return seed + episode
+    digest = hashlib.blake2b(f"{seed}/{episode}/{sample}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 33  # 31 bits: every env and sampler takes it
+
+
+def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwargs: Mapping[str, Any] | None = None,
+                  samples: int = 1) -> list[PlannedEpisode]:
+    """Every episode of ``entries``: episode ``i`` of an entry plays task ``i % n_tasks`` with seed ``seed + i``,
+    ``samples`` times (sample ``j > 0`` with a seed derived from ``seed``, ``i`` and ``j``).
 
     ``episodes=None`` entries get one episode per task of the split (counted
     from a local env); ``split=None`` is the env's default split. ``env_kwargs``
     apply to every entry, over its own.
     """
+    if samples < 1:
+        raise ConfigError(f"samples must be >= 1 (rollouts per task), got {samples}.")
     suite = entries if isinstance(entries, Suite) else None
     items = suite.entries if suite is not None else tuple(entries)
     labels = [e.label for e in items]
@@ -75,7 +96,7 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int,
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
         split, n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
         episodes = n_tasks if entry.episodes is None else entry.episodes
-        plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, seed + i, kwargs,
-                                   suite.name if suite else None, suite.version if suite else None, entry.label)
-                    for i in range(episodes))
+        plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, _sample_seed(seed, i, j), kwargs,
+                                   suite.name if suite else None, suite.version if suite else None, entry.label, j)
+                    for i in range(episodes) for j in range(samples))
     return plan

@@ -33,7 +33,8 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
              batch_size: int = 32, remote: str | None = None, env_kwargs: Mapping[str, Any] | None = None,
              results_path: str | Path | None = None, on_episode: Callable[[_EpisodeResult], None] | None = None,
              stop: threading.Event | None = None, retry_errors: bool = True,
-             on_progress: Callable[[Any], None] | None = None) -> list[_EpisodeResult]:
+             on_progress: Callable[[Any], None] | None = None,
+             fingerprint: str | None = None) -> list[_EpisodeResult]:
     """Run ``plan``: a local model policy plays ``batch_size`` episodes at a time in lockstep (batched
     generation, :mod:`agentgym.eval.batched`); any other policy runs on ``concurrency`` threads, each with
     its own policy (from ``policy_factory``) and envs.
@@ -46,6 +47,7 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
     Ctrl-C handler) stops starting new episodes; running ones finish.
     ``on_episode`` is called once per newly finished episode, one call at a
     time; ``on_progress`` gets a batched run's :class:`~agentgym.eval.batched.BatchProgress`.
+    ``fingerprint`` (:mod:`agentgym.eval.fingerprint`) is part of every key and record.
     Returns the finished episodes in plan order.
     """
     if concurrency < 1:
@@ -55,7 +57,7 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
     if env_kwargs:
         plan = [replace(p, env_kwargs={**p.env_kwargs, **env_kwargs}) for p in plan]
     first = policy_factory()
-    keys = [p.key(first) for p in plan]
+    keys = [p.key(first, fingerprint) for p in plan]
     if len(set(keys)) != len(keys):
         raise ConfigError("The plan has repeated episodes (same env, split, index and seed); plan each once.")
     store = _ResultsFile(Path(results_path)) if results_path is not None else None
@@ -65,6 +67,7 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
     lock = threading.Lock()
 
     def record(result: _EpisodeResult) -> None:
+        result = replace(result, fingerprint=fingerprint)
         with lock:
             if store:
                 store.append(result)

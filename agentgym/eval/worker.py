@@ -54,7 +54,8 @@ class EpisodeWorker:
         if result.error is not None:  # start the next episode on a fresh env (and a fresh remote session)
             self.close_envs()
         return replace(result, episode=planned.episode, key=key, suite=planned.suite,
-                       suite_version=planned.suite_version, remote=self.remote, entry=planned.entry)
+                       suite_version=planned.suite_version, remote=self.remote, entry=planned.entry,
+                       sample=planned.sample)
 
     def close_envs(self) -> None:
         for env, shadow in self.envs.values():

@@ -1,5 +1,6 @@
-"""The trainer's logging callback: one ``metrics.jsonl`` row and one console line per step, sampled episodes,
-the echo-trap warning, and the warning that observation masking is off."""
+"""The trainer's logging callback: one ``metrics.jsonl`` row and one console line per step (saying so when the step
+had no learning signal), TRL's raw metrics in the log file, sampled episodes, the echo-trap warning, and the warning
+that observation masking is off."""
 
 from __future__ import annotations
 
@@ -61,13 +62,15 @@ class MetricsLog(TrainerCallback):
         if "loss" not in logs and "reward" not in logs:
             return  # the end-of-training summary
         rollout = self.stats.summary()
+        no_signal = self._no_signal()
         self._write_samples(state.global_step)
         self.stats.clear()
+        logger.info("step %d TRL metrics: %s", state.global_step, json.dumps(logs))
         row = {"step": state.global_step, "reward_mean": logs.get("reward"), "reward_std": logs.get("reward_std"),
                "entropy": logs.get("entropy"), "kl": logs.get("kl"),
                "clip_ratio": logs.get("clip_ratio/region_mean"), "loss": logs.get("loss"),
                "learning_rate": logs.get("learning_rate"), "grad_norm": logs.get("grad_norm"),
-               "step_time_s": time.perf_counter() - self.step_start, **rollout,
+               "step_time_s": time.perf_counter() - self.step_start, "no_signal": no_signal, **rollout,
                "trl": {k: v for k, v in logs.items() if isinstance(v, (int, float))}}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
@@ -82,7 +85,24 @@ class MetricsLog(TrainerCallback):
                 f"  turns {_fmt(row.get('turns'))}  tool calls {_fmt(row.get('tool_call_rate'))}"
                 f"  tokens {int(row.get('tokens_model', 0))}/{int(row.get('tokens_masked', 0))} obs"
                 f"  masked {_fmt(row.get('masked_share'))}  {row['step_time_s']:.1f} s"
-                + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else ""))
+                + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else "")
+                + ("  no learning signal: every group's rewards were equal, so every advantage (and the policy "
+                   "gradient) is 0" if row.get("no_signal") else ""))
+
+    def _no_signal(self) -> bool | None:
+        """Whether no GRPO group of the step's episodes had two different rewards (None: no episodes seen).
+
+        The episodes come in TRL's order, ``group_size`` consecutive rollouts of one task per group; a failed
+        episode (reward None) is out of its group's baseline, so it cannot make a difference either."""
+        episodes, size = self.stats.episodes, self.config.group_size
+        if not episodes:
+            return None
+        groups = [episodes[i:i + size] for i in range(0, len(episodes), size)]
+        return all(len({e.reward for e in group if not e.failed}) < 2 for group in groups)
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        logger.info("step %d: checkpoint saved to %s", state.global_step,
+                    Path(args.output_dir) / f"checkpoint-{state.global_step}")
 
     def _write_samples(self, step: int) -> None:
         """``samples.jsonl``: the step's first ``log_samples`` episodes, their turns as the env read them."""

@@ -13,11 +13,14 @@ metrics count it (``rollout_errors``). TRL is pinned (``rollout_func`` is
 experimental there) and the mask's effect is tested at gradient level
 (``tests/trainer``). ``mask_observations=False`` puts every completion token in
 the loss: it exists only for the masking ablation, and the logging callback
-warns when it is off.
+warns when it is off. The console gets one line per step; TRL's raw metrics and
+checkpoint saves go to ``output_dir/train.log``, and transformers' progress bars
+are off while ``train`` runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -25,17 +28,17 @@ import math
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError, DependencyNotInstalled, RolloutError
+from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, RolloutError
 from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
 from agentgym.trainer.stats import RolloutStats
 
-__all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "env_reward", "load_config", "save_final",
-           "task_specs", "train"]
+__all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "check_envs", "env_reward", "load_config",
+           "save_final", "task_specs", "train"]
 
 TRAIN_INSTALL = "pip install 'agentgym-suite[train]' torch==2.13.0"
 logger = logging.getLogger("agentgym.trainer")
@@ -55,6 +58,21 @@ def _make_env(config: TrainConfig, env_id: str) -> Any:
     import agentgym  # noqa: F401 - registers the ids
 
     return gym.make(env_id, **_env_kwargs(config), **({"remote": config.remote} if config.remote else {}))
+
+
+def check_envs(config: TrainConfig) -> None:
+    """Raise ``EnvNotFound`` (with a did-you-mean) for an env id nobody registered, or ``ConfigError`` for env
+    kwargs an env does not take: what would otherwise fail only after the model has loaded."""
+    import gymnasium as gym
+
+    from agentgym.core.registry import check_env_kwargs, env_ids
+
+    known = env_ids()  # the agentgym package registered the bundled and installed ids when it was imported
+    for env_id in config.env:
+        if env_id not in gym.registry:  # an id registered with gymnasium alone trains too
+            raise EnvNotFound(env_id, known)
+        if env_id in known:
+            check_env_kwargs(env_id, _env_kwargs(config))
 
 
 def play_recipe(config: TrainConfig, model: Any, tokenizer: Any, *, split: str, tasks: int, samples: int = 1,
@@ -232,18 +250,20 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
     from datasets import Dataset
+    from transformers import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from agentgym.trainer.callbacks import MetricsLog
 
     torch.set_num_threads(max(1, config.threads))
+    check_envs(config)  # an id or kwarg typo, or a task_filter matching nothing, fails before the model loads
+    specs = list(specs if specs is not None else task_specs(config))
     if model is None or tokenizer is None:
         from agentgym.lm.local import load_for_training, resolve_model
 
         model, tokenizer = load_for_training(resolve_model(config.model))
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    specs = list(specs if specs is not None else task_specs(config))
     random.Random(config.seed).shuffle(specs)
     dataset = Dataset.from_list([{"prompt": json.dumps(dataclasses.asdict(s))} for s in specs])
     out = Path(config.output_dir)
@@ -276,6 +296,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[MetricsLog(config, stats, console)])
+    trainer.remove_callback(PrinterCallback)  # its raw dicts: MetricsLog writes them to the log instead
     return trainer, rollouts
 
 
@@ -339,9 +360,57 @@ def drop_logged_after(output_dir: Path, step: int) -> int:
     return dropped
 
 
-def train(config: TrainConfig, *, console: Any = None) -> Path:
-    """Run GRPO; returns the directory of the final model (``output_dir/final``)."""
-    trainer, rollouts = build_trainer(config, console=console)
+def train(config: TrainConfig, *, console: Any = None, model: Any = None, tokenizer: Any = None) -> Path:
+    """Run GRPO; returns the directory of the final model (``output_dir/final``).
+
+    ``console`` (a rich ``Console``) gets a line per step; ``output_dir/train.log`` gets the rest. ``model`` and
+    ``tokenizer`` replace ``config.model``'s (tests pass a tiny one)."""
+    _require()
+    check_envs(config)
+    if console is not None:
+        console.print(f"training {config.model} on {', '.join(config.env)}"
+                      f"{' at ' + config.remote if config.remote else ''}: {config.steps} steps x "
+                      f"{config.groups_per_step} tasks x {config.group_size} rollouts, loss {config.loss_type} -> "
+                      f"{config.output_dir}", highlight=False)
+    out = Path(config.output_dir)
+    with _train_log(out / "train.log"):
+        return _train(config, console, model, tokenizer)
+
+
+@contextlib.contextmanager
+def _train_log(path: Path) -> Iterator[None]:
+    """The trainer's, TRL's and transformers' log records into ``path`` (appended, so a resumed run's log
+    continues), and no transformers progress bars (checkpoint shards) on the console meanwhile."""
+    from transformers.utils import logging as hf_logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    # a handler here would silence logging's last-resort stderr output of warnings: give them one of their own
+    warnings_out = logging.StreamHandler() if not logging.getLogger().handlers else None
+    if warnings_out is not None:
+        warnings_out.setLevel(logging.WARNING)
+    attached = [(logging.getLogger(name), h) for name in ("agentgym", "trl") for h in (handler, warnings_out) if h]
+    attached.append((logging.getLogger("transformers"), handler))  # it has its own stderr handler
+    trainer_level = logger.level
+    bars = hf_logging.is_progress_bar_enabled()
+    for each, h in attached:
+        each.addHandler(h)
+    logger.setLevel(logging.INFO)  # the per-step TRL metrics are INFO records: the file's, not the console's
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+        logger.setLevel(trainer_level)
+        for each, h in attached:
+            each.removeHandler(h)
+        handler.close()
+
+
+def _train(config: TrainConfig, console: Any, model: Any, tokenizer: Any) -> Path:
+    trainer, rollouts = build_trainer(config, model=model, tokenizer=tokenizer, console=console)
     out = Path(config.output_dir)
     resume = _last_checkpoint(out) if config.resume else None
     if config.resume and resume is None and console is not None:

@@ -68,7 +68,8 @@ __all__ = [
 def _qa(metric: str) -> Callable[[str | None, Mapping[str, Any]], Score]:
     def verify(prediction: str | None, gold: Mapping[str, Any]) -> Score:
         if "golden_answers" not in gold:
-            raise VerifierError("QA verifiers need gold = {'golden_answers': [...]}.")
+            raise VerifierError("QA verifiers need the task's gold answers: task = {'golden_answers': ['Lima']}; "
+                                f"got task keys {sorted(map(str, gold))}.")
         return verify_qa(prediction, gold["golden_answers"], metric=metric)  # type: ignore[arg-type]
 
     return verify
@@ -76,7 +77,8 @@ def _qa(metric: str) -> Callable[[str | None, Mapping[str, Any]], Score]:
 
 def _math(prediction: str | None, gold: Mapping[str, Any]) -> Score:
     if "answer" not in gold:
-        raise VerifierError("The math verifier needs gold = {'answer': '...'}.")
+        raise VerifierError("The math verifier needs the task's gold answer: task = {'answer': '12'}; got task keys "
+                            f"{sorted(map(str, gold))}.")
     return verify_math(prediction, gold["answer"])
 
 

@@ -55,7 +55,9 @@ def test_make_submission_aggregates_per_env():
     assert search["success_ci"] == [0.4902, 0.9433]
     assert search["mean_reward"] == 0.8 and search["mean_turns"] == 2.9 and search["mean_tool_calls"] == 1.9
     assert search["mean_tokens"] == 120 and search["errors"] == 0
-    assert math["errors"] == 1 and math["mean_reward"] == 0.25
+    # the errored episode is no evidence about the policy: excluded from success and reward, counted in errors
+    assert (math["errors"], math["scored"], math["success_rate"], math["mean_reward"]) == (1, 1, 1.0, 0.5)
+    assert sub["complete"] is False and sub["planned"] == 12
     assert math["turns_correct"] == [[2, 1], [4, 0]]  # episode order, not input order
     assert sub["flags"] == {"reproducible": True, "default_protocol": True}
     json.dumps(sub, allow_nan=False)
@@ -130,10 +132,10 @@ def test_build_readme_ranks_and_escapes(tmp_path):
     assert rows[0].split(" | ")[1] == "good/model (openai)"
     assert rows[0].startswith("| 1 | good/model") and rows[2].startswith("| 3 | random")
     assert "90.0% [59.6–98.2] · r=0.90" in rows[0]  # 9/10 Wilson
-    assert rows[0].endswith("| 82.5% | 14 | 2025-06-01 | reproducible, default-protocol |")
+    assert rows[0].endswith("| 82.5% | 14 | 0 | 2025-06-01 | reproducible, default-protocol |")
     # no MathTool run; a policy without a model is greedy, but env kwargs were overridden
-    assert rows[2].endswith("| – | 20.0% [5.7–51.0] · r=0.20 | 20.0% | 10 | 2025-06-01 | reproducible |")
-    assert rows[1].endswith("| 50.0% | 14 | 2025-06-01 | default-protocol |")  # no commit recorded
+    assert rows[2].endswith("| – | 20.0% [5.7–51.0] · r=0.20 | 20.0% | 10 | 0 | 2025-06-01 | reproducible |")
+    assert rows[1].endswith("| 50.0% | 14 | 0 | 2025-06-01 | default-protocol |")  # no commit recorded
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert all(row.count(" | ") == rows[0].count(" | ") for row in rows)  # the "|" in the name is escaped
     assert "## Suite core (version 1)" in text
@@ -249,3 +251,35 @@ def test_the_core_board_fits_a_1280_pixel_page(tmp_path):
             assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
         finally:
             browser.close()
+
+
+def test_ties_share_a_rank_and_incomplete_runs_are_listed_unranked(tmp_path):
+    ten = [episode(SEARCH, i, correct=i < 5, turns=2) for i in range(10)]
+    write_submission(submission(ten, model="a/tied"), tmp_path)
+    write_submission(submission(ten, model="b/tied"), tmp_path)
+    write_submission(submission([episode(SEARCH, i, correct=i < 3, turns=2) for i in range(10)], model="c/third"),
+                     tmp_path)
+    # every episode errored (an endpoint that was down): written only with --allow-incomplete, never ranked
+    failed = [episode(SEARCH, i, correct=False, turns=0, reward=0.0, error="PolicyError: refused") for i in range(2)]
+    write_submission(submission(failed, model="d/down"), tmp_path)
+    readme, index = build_leaderboard(tmp_path)
+    rows = [line for line in readme.read_text().splitlines() if line.startswith("| ") and "rank" not in line]
+    assert [row.split(" | ")[0:2] for row in rows] == [["| =1", "a/tied (openai)"], ["| =1", "b/tied (openai)"],
+                                                       ["| 3", "c/third (openai)"], ["| –", "d/down (openai)"]]
+    assert rows[3].endswith("| 0.0% | 2 | 2 | 2025-06-01 | reproducible, default-protocol, incomplete |")
+    page = index.read_text()
+    assert page.count('data-tied="true"') == 2 and 'data-rank="" data-tied="false" data-complete="false"' in page
+
+
+def test_a_schema_1_record_still_loads(tmp_path):
+    """Records written before `complete`, `scored` and pass@k: one without errors is ranked, one with is not."""
+    old = {"schema": 1, "suite": "core", "suite_version": "1", "policy": "oracle", "model": None, "date": "2025-01-01",
+           "flags": {"reproducible": True, "default_protocol": True},
+           "envs": {SEARCH: {"episodes": 4, "successes": 4, "success_rate": 1.0, "success_ci": [0.5, 1.0],
+                             "mean_reward": 1.0, "errors": 0}}}
+    broken = {**old, "policy": "random", "envs": {SEARCH: {**old["envs"][SEARCH], "errors": 1}}}
+    for name, record in (("old", old), ("broken", broken)):
+        (tmp_path / "runs" / "core").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "runs" / "core" / f"{name}.json").write_text(json.dumps(record))
+    text = build_leaderboard(tmp_path)[0].read_text()
+    assert "| 1 | oracle |" in text and "| – | random |" in text

@@ -308,15 +308,18 @@ def test_summary_intervals_match_hand_computed_values():
                 "completion_tokens": 4, "error": None}] * 8
     results += [{"reward": 0.0, "correct": False, "turns": 4, "tool_calls": 3, "prompt_tokens": 20,
                  "completion_tokens": 6, "error": "PolicyError: boom"}] * 2
-    s = summarize(results)
+    s = summarize(results + [{**results[-1], "correct": False, "error": None}] * 2)
+    # the 2 errored episodes are excluded: 8 of the 10 scored.
     # Wilson, z = 1.96, 8 of 10: (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n) = 0.4902 .. 0.9433
+    assert (s["episodes"], s["scored"], s["errors"]) == (12, 10, 2)
     assert s["success_rate"] == 0.8
     assert s["success_rate_ci_low"] == pytest.approx(0.4902, abs=1e-4)
     assert s["success_rate_ci_high"] == pytest.approx(0.9433, abs=1e-4)
     # normal: sd = sqrt(1.6 / 9) = 0.42164, 0.8 ± 1.96 · 0.42164 / sqrt(10) = 0.5387 .. 1.0613, clipped to 1
     assert s["mean_reward_ci_low"] == pytest.approx(0.5387, abs=1e-4) and s["mean_reward_ci_high"] == 1.0
-    assert (s["mean_turns"], s["mean_tool_calls"], s["errors"]) == (2.4, 1.4, 2)
-    assert (s["mean_prompt_tokens"], s["mean_completion_tokens"]) == (12.0, 4.4)
+    # effort is over every episode, errored or not: 8 of 2 turns and 4 of 4
+    assert (s["mean_turns"], s["mean_tool_calls"]) == (pytest.approx(32 / 12), pytest.approx(20 / 12))
+    assert (s["mean_prompt_tokens"], s["mean_completion_tokens"]) == (pytest.approx(160 / 12), pytest.approx(56 / 12))
     perfect = summarize([{"reward": 1.0, "correct": True}] * 5)
     assert perfect["success_rate_ci_high"] == 1.0 and perfect["success_rate_ci_low"] == pytest.approx(0.5655, abs=1e-4)
     assert summarize([])["episodes"] == 0

@@ -6,10 +6,11 @@ import dataclasses
 
 import pytest
 import typer
+from helpers.gates import requires_train
 from typer.testing import CliRunner
 
-from agentgym.cli import app
-from agentgym.errors import ConfigError
+from agentgym.cli import app, main
+from agentgym.errors import ConfigError, EnvNotFound
 from agentgym.trainer import grpo
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
 
@@ -119,3 +120,26 @@ def test_observation_masking_is_on_unless_the_ablation_turns_it_off(tmp_path, tr
     assert [c.mask_observations for c in trained] == [False, True, False]
     with pytest.raises(ConfigError, match="mask_observations must be bool"):
         load_config(None, mask_observations="no")
+
+
+@requires_train
+def test_an_env_id_or_kwarg_typo_fails_in_one_line_before_the_model_loads(tmp_path, monkeypatch, capsys):
+    from agentgym.lm import local
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the envs were checked")
+
+    monkeypatch.setattr(local, "load_for_training", no_model)
+    monkeypatch.setattr("sys.argv", ["agentgym", "train", "--env", "agentgym/MathTol-v0", "--output-dir",
+                                     str(tmp_path / "r")])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith("error: No environment registered as 'agentgym/MathTol-v0'. Did you mean "
+                           "'agentgym/MathTool-v0'")
+    result = _train("--env", "agentgym/MathTool-v0", "-k", "max_turn=3", "--output-dir", str(tmp_path / "r"))
+    assert isinstance(result.exception, ConfigError) and not isinstance(result.exception, EnvNotFound)
+    assert "unknown keyword argument 'max_turn'. Did you mean 'max_turns'?" in str(result.exception)
+    assert not (tmp_path / "r").exists()

@@ -130,6 +130,7 @@ def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
         assert row["masked_share"] == pytest.approx(row["tokens_masked"] / (row["tokens_model"] + row["tokens_masked"]))
         assert 0.0 <= row["reward_mean"] <= 1.0 and row["entropy"] > 0 and row["step_time_s"] > 0
         assert row["reward_mean"] == pytest.approx(row["env_reward"], rel=1e-6)  # TRL's reward is the env's, unchanged
+        assert row["no_signal"] is False  # the toy's rewards differ within a group
     samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     assert [s["step"] for s in samples] == [1] * 4 + [2] * 4  # log_samples=4 episodes a step
     assert all(len(s["turns"]) == 2 and s["task"].startswith("toy-") and 0 <= s["reward"] <= 1 for s in samples)
@@ -228,6 +229,33 @@ def test_a_verifier_overrun_is_counted_in_the_step_metrics(tmp_path, smollm2_tok
     assert [e.verifier_over_budget for e in episodes] == [True, False]
     assert all(e.reward == 0.0 and e.error is None for e in episodes)
     assert RolloutStats(episodes=episodes).summary()["verifier_over_budget"] == 0.5
+
+
+def test_a_step_without_learning_signal_says_so_and_trl_output_goes_to_the_log(tmp_path, smollm2_tokenizer,
+                                                                               monkeypatch, capsys):
+    """Every rollout writes the same turns: every group's rewards are equal, and the step's console line says
+    there was nothing to learn from. TRL's raw metrics dicts and the save's progress bars stay off the console,
+    in train.log."""
+    from rich.console import Console
+
+    from agentgym.trainer import grpo
+
+    register()
+    specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(4)]
+    monkeypatch.setattr(grpo, "task_specs", lambda config: specs)  # the toy env has no task list
+    monkeypatch.setattr(grpo._Rollouts, "_generator", lambda self, trainer: _Reply(smollm2_tokenizer, "Same here."))
+    config = TrainConfig(env=[ID], output_dir=str(tmp_path / "run"), group_size=2, groups_per_step=2, steps=1,
+                         max_turn_tokens=10, max_completion_tokens=200, save_steps=100)
+    console = Console(record=True, width=400)
+    grpo.train(config, console=console, model=tiny_model(smollm2_tokenizer, seed=6), tokenizer=smollm2_tokenizer)
+    [step] = [line for line in console.export_text().splitlines() if line.startswith("step")]
+    assert "no learning signal: every group's rewards were equal" in step
+    [row] = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert row["no_signal"] is True and row["trl"]["frac_reward_zero_std"] == 1.0
+    out, err = capsys.readouterr()
+    assert "'loss'" not in out + console.export_text() and "Writing model shards" not in out + err
+    log = (tmp_path / "run" / "train.log").read_text()
+    assert "step 1 TRL metrics:" in log and '"frac_reward_zero_std": 1.0' in log
 
 
 FLAKY = "agentgym-test/FlakyToy-v0"

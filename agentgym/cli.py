@@ -60,6 +60,23 @@ def _parse_kwargs(pairs: list[str]) -> dict[str, object]:
     return kwargs
 
 
+def _torch_threads(threads: int | None) -> None:
+    """torch's intra-op threads for a local model: ``threads``, else $OMP_NUM_THREADS, else the usable cores."""
+    import os
+
+    if threads is not None and threads < 1:
+        raise ConfigError(f"--threads must be at least 1, got {threads}.")
+    if threads is None:
+        if os.environ.get("OMP_NUM_THREADS", "").isdigit():
+            return  # torch already reads it
+        threads = len(os.sched_getaffinity(0))
+    try:
+        import torch
+    except ImportError:
+        return  # the policy's own check names the missing extra
+    torch.set_num_threads(threads)
+
+
 def _import(imports: list[str] | None) -> None:
     if imports:
         from agentgym.core.plugins import import_envs
@@ -174,6 +191,9 @@ def eval_cmd(
     = 1,
     batch_size: Annotated[int, typer.Option(help="Episodes a local model (smollm2, hf:) plays at once, "
                                                  "with one batched generation per turn.")] = 32,
+    threads: Annotated[Optional[int], typer.Option(
+        help="torch threads of a local model (smollm2, hf:) [default: $OMP_NUM_THREADS if set, else the cores "
+             "this process may use]; 1 is best where other work shares the cores.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="Replay episodes that errored in an earlier run of the same "
                                                     "command.")] = True,
     remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL, or on env "
@@ -198,6 +218,8 @@ def eval_cmd(
     from agentgym.policies import Sampling
 
     _import(imports)
+    if policy == "smollm2" or policy.startswith(("hf:", "vllm:")):
+        _torch_threads(threads)
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
                           seed=seed, model=model, system_prompt=system_prompt,
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),

@@ -21,7 +21,7 @@ from typing import Literal
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-__all__ = ["Check", "diagnose", "format_report"]
+__all__ = ["Check", "diagnose", "distribution_installed", "extra_requirements", "format_report"]
 
 DIST = "agentgym-suite"
 TORCH_PIN = "torch==2.13.0"  # on every pip line that could pull torch: an unpinned one is a several-GB CUDA build
@@ -45,7 +45,7 @@ class Check:
     fix: str | None = None
 
 
-def _requirements(extra: str) -> tuple[Requirement, ...] | None:
+def extra_requirements(extra: str) -> tuple[Requirement, ...] | None:
     """The third-party requirements of one of our extras (our own extras it names expanded); None when
     agentgym-suite is not installed as a distribution (no metadata to read)."""
     try:
@@ -59,13 +59,13 @@ def _requirements(extra: str) -> tuple[Requirement, ...] | None:
             continue
         if canonicalize_name(requirement.name) == DIST:
             for inner in sorted(requirement.extras):
-                found.extend(_requirements(inner) or ())
+                found.extend(extra_requirements(inner) or ())
         else:
             found.append(requirement)
     return tuple(found)
 
 
-def _installed(name: str) -> bool:
+def distribution_installed(name: str) -> bool:
     try:
         metadata.distribution(name)
     except metadata.PackageNotFoundError:
@@ -86,7 +86,7 @@ def _modules() -> dict[str, tuple[str, ...]]:
 def _importable(name: str) -> bool:
     """The distribution is installed and its top-level modules are found (located, not imported: importing torch
     and the like would take seconds)."""
-    if not _installed(name):
+    if not distribution_installed(name):
         return False
     modules = [m for m in _modules().get(canonicalize_name(name), ()) if m.isidentifier()]
     return not modules or any(importlib.util.find_spec(m) is not None for m in modules)
@@ -95,7 +95,7 @@ def _importable(name: str) -> bool:
 def missing_distributions(extra: str) -> list[str] | None:
     """The distributions of ``extra`` that are not installed or not importable; None when agentgym-suite's
     metadata is missing."""
-    requirements = _requirements(extra)
+    requirements = extra_requirements(extra)
     if requirements is None:
         return None
     return sorted({r.name for r in requirements if not _importable(r.name)})
@@ -103,7 +103,7 @@ def missing_distributions(extra: str) -> list[str] | None:
 
 def pip_install(*extras: str) -> str:
     """The command that installs ``extras``, torch pinned where one of them pulls it."""
-    pulls_torch = any(r.name == "torch" for extra in extras for r in _requirements(extra) or ())
+    pulls_torch = any(r.name == "torch" for extra in extras for r in extra_requirements(extra) or ())
     return f"pip install 'agentgym-suite[{','.join(extras)}]'" + (f" {TORCH_PIN}" if pulls_torch else "")
 
 
@@ -181,7 +181,7 @@ def check_bubblewrap() -> Check:
 
 def check_docker() -> Check:
     """The Docker SDK installed and an engine answering a ping."""
-    if not _installed("docker"):
+    if not distribution_installed("docker"):
         return Check("backends", "sandbox: docker", False, "the Docker SDK is not installed", pip_install("swe"))
     ok, detail = _timed(_docker_ping, DOCKER_TIMEOUT_S + 1)
     return Check("backends", "sandbox: docker", ok, detail, None if ok else

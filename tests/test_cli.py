@@ -10,6 +10,7 @@ from helpers.gates import requires_smollm2
 from typer.testing import CliRunner
 
 from agentgym.cli import app
+from agentgym.errors import ConfigError
 
 runner = CliRunner()
 
@@ -168,3 +169,20 @@ def test_help_has_no_placeholders_where_defaults_belong(command):
     assert "<bool>" not in result.output and " ." not in result.output, result.output
     if command == "eval":  # a default written in the help text shows as written
         assert "[default: the suite's; 30 with --env]" in " ".join(result.output.split())
+
+
+def test_eval_threads_sets_torch_threads_for_a_local_model(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from agentgym.cli import _torch_threads
+
+    before = torch.get_num_threads()
+    try:
+        _torch_threads(1)
+        assert torch.get_num_threads() == 1
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        _torch_threads(None)  # the cores this process may use
+        assert torch.get_num_threads() == len(os.sched_getaffinity(0))
+        with pytest.raises(ConfigError, match="--threads must be at least 1"):
+            _torch_threads(0)
+    finally:
+        torch.set_num_threads(before)

@@ -91,12 +91,12 @@ def test_bubblewrap_starts_a_real_sandbox():
 
 
 def test_docker_missing_sdk_or_engine(monkeypatch):
-    real = doctor._installed
-    monkeypatch.setattr(doctor, "_installed", lambda name: name != "docker" and real(name))
+    real = doctor.distribution_installed
+    monkeypatch.setattr(doctor, "distribution_installed", lambda name: name != "docker" and real(name))
     check = doctor.check_docker()
     assert not check.ok and check.fix == "pip install 'agentgym-suite[swe]'"
 
-    monkeypatch.setattr(doctor, "_installed", lambda name: True)
+    monkeypatch.setattr(doctor, "distribution_installed", lambda name: True)
 
     def refused():
         raise ConnectionError("connection refused")

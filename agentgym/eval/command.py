@@ -13,7 +13,8 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 from rich.text import Text
 
@@ -168,7 +169,7 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         console.print("[yellow]Stopping: running episodes finish and are saved; Ctrl-C again to abort.[/yellow]")
 
     columns = (TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("{task.fields[status]}"))
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
     done = {"n": 0, "correct": 0}
     with Progress(*columns, console=console, transient=False) as progress:
         bar = progress.add_task(f"{suite.name} · {request.policy}", total=len(plan), completed=stored,

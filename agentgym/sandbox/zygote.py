@@ -99,7 +99,10 @@ class ProcessChannel(Channel):
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
-                stream.close()
+                try:
+                    stream.close()
+                except OSError:  # a write the dead process never read is still buffered: the pipe is closed anyway
+                    pass
 
     def last_words(self) -> str:
         """Its stderr to the end, once it has exited. Asked when its stdout closed: the process may not have

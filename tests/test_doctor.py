@@ -29,7 +29,7 @@ def no_engines(monkeypatch, tmp_path):
 def test_every_env_and_backend_has_a_line_and_the_report_is_fast(no_engines):
     start = time.perf_counter()
     checks = doctor.diagnose()
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 15  # 1-3 s here; room for a machine 5x slower
     names = lines_of(checks)
     assert {info.id for info in ENVS} <= set(names)
     assert {"sandbox: bubblewrap", "sandbox: docker", "chromium", "smollm2, hf:<path>"} <= set(names)
@@ -75,10 +75,10 @@ def test_bubblewrap_missing_or_hanging(monkeypatch):
 
     monkeypatch.undo()
     monkeypatch.setattr(doctor, "SANDBOX_TIMEOUT_S", 0.2)
-    monkeypatch.setattr(doctor, "_sandbox_call", lambda: time.sleep(2))
+    monkeypatch.setattr(doctor, "_sandbox_call", lambda: time.sleep(20))
     start = time.perf_counter()
     check = doctor.check_bubblewrap()
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 5  # its 0.2 s timeout, not the hung call's 20 s
     assert not check.ok and "no answer" in check.detail and "user namespaces" in check.fix
 
 

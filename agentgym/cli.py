@@ -211,6 +211,9 @@ def eval_cmd(
     allow_incomplete: Annotated[bool, typer.Option(help="Submit a run with errored or unplayed episodes anyway, "
                                                         "marked incomplete (listed, never ranked).")] = False,
     leaderboard_dir: Annotated[Path, typer.Option(help="Where --submit writes.")] = Path("leaderboard"),
+    name: Annotated[Optional[str], typer.Option(
+        help="What the leaderboard row calls the model [default: read from the model: a trained model's "
+             "agentgym_model.json, a GGUF's name and quantisation, a hub id; never a local path].")] = None,
 ) -> None:
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
     from agentgym.eval.command import EvalRequest, run_eval, summary_table
@@ -225,7 +228,7 @@ def eval_cmd(
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
-                          samples=samples)
+                          samples=samples, name=name)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)

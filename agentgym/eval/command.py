@@ -58,6 +58,8 @@ class EvalRequest:
     retry_errors: bool = True
     #: rollouts per task (``--samples``); ``episodes`` stays the number of tasks
     samples: int = 1
+    #: what a leaderboard row calls the model (``--name``); None: read from the model (``agentgym.eval.naming``)
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
@@ -68,6 +70,8 @@ class EvalRequest:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
         if self.batch_size < 1:
             raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}.")
+        if self.name is not None and not (0 < len(self.name.strip()) <= 120 and self.name.isprintable()):
+            raise ConfigError(f"--name must be a printable name of 1 to 120 characters, got {self.name!r}.")
 
     def selection(self) -> Suite:
         """The suite to run: the named one (episode count and split overridable), or the ``--env`` picks.
@@ -290,6 +294,7 @@ def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
     and the board shows it unranked.
     """
     from agentgym.eval.leaderboard import make_submission, write_submission
+    from agentgym.eval.naming import model_name
 
     results = outcome.results
     if not results:
@@ -305,5 +310,6 @@ def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
         agentgym_version=first.agentgym_version, git_commit=first.git_commit,
         protocol_flags={"env_kwargs": dict(request.env_kwargs or {}),
                         "action_format": str((request.env_kwargs or {}).get("action_format", "tags"))},
-        planned=outcome.planned, fingerprint=first.fingerprint)
+        planned=outcome.planned, fingerprint=first.fingerprint,
+        name=(request.name or "").strip() or model_name(request.policy, request.model))
     return write_submission(submission, leaderboard_dir)

@@ -116,7 +116,7 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
                     model: str | None, sampling: Mapping[str, Any] | None, date: str,
                     agentgym_version: str, git_commit: str | None,
                     protocol_flags: Mapping[str, Any] | None = None, planned: int | None = None,
-                    fingerprint: str | None = None) -> dict[str, Any]:
+                    fingerprint: str | None = None, name: str | None = None) -> dict[str, Any]:
     """The summary record of one run of ``suite``: per-env aggregates, provenance and flags.
 
     ``planned`` is how many episodes the run's plan had (default: as many as
@@ -151,6 +151,7 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
         "suite_version": suite_version,
         "policy": policy,
         "model": model,
+        "name": name or None,
         "sampling": dict(sampling) if sampling is not None else None,
         "date": date,
         "agentgym_version": agentgym_version,
@@ -166,7 +167,7 @@ def write_submission(submission: Mapping[str, Any], leaderboard_dir: str | Path)
     """Write ``runs/<suite>/<model-or-policy>-<date>.json``; a different run of the same day gets ``-2``, ``-3``..."""
     text = json.dumps(submission, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     folder = Path(leaderboard_dir) / "runs" / slug(submission["suite"])
-    stem = f"{slug(submission['model'] or submission['policy'])}-{_parse_date(submission['date']).date()}"
+    stem = f"{slug(submission.get('name') or submission['model'] or submission['policy'])}-{_parse_date(submission['date']).date()}"
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):
         path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
@@ -193,7 +194,7 @@ def _load_run(path: Path) -> dict[str, Any]:
 
 
 def _name(run: Mapping[str, Any]) -> str:
-    return str(run.get("model") or run["policy"])
+    return str(run.get("name") or run.get("model") or run["policy"])
 
 
 def _mean_success(run: Mapping[str, Any]) -> float:
@@ -319,11 +320,11 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:78rem;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .35rem;text-align:right;white-space:nowrap}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .3rem;text-align:right;white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f4;white-space:normal}
 td.env .ci{display:block;white-space:normal}td.env .ci span{white-space:nowrap}td.flags{white-space:normal;max-width:9rem}.flag{display:inline-block;margin:.1rem}
 th[aria-sort=descending]::after{content:" \\25BC"}th[aria-sort=ascending]::after{content:" \\25B2"}
-td.name,th.name{text-align:left;white-space:normal;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}
+td.name,th.name{text-align:left;white-space:normal;min-width:8rem;max-width:13rem;overflow-wrap:anywhere}
 .ci{color:#777;font-size:85%}.flag{background:#e8f1fb;border-radius:3px;padding:0 .3rem;margin-left:.2rem}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}svg{background:#fff;border:1px solid #eee}
 svg text{font:11px system-ui,sans-serif;fill:#333}

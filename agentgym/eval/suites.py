@@ -82,12 +82,18 @@ ARITHMETIC = {"reasoning_gym": ["chain_sum"],
               "reasoning_gym_config": {"chain_sum": {"min_terms": 2, "max_terms": 2, "max_digits": 2}},
               "action_format": "hermes", "max_turns": 2}
 
+#: SearchQA's first rung: questions one search answers ("In which country is the city of Jeypore?")
+SINGLE_HOP = {"question_types": ["single-hop"], "max_turns": 3}
+
 SUITES: dict[str, Suite] = {suite.name: suite for suite in (
     # Sized so that `agentgym eval` (SmolLM2-135M, batched, 2 CPU cores) finishes in minutes, with 30
     # episodes an env: a 95% interval of about +-15 points instead of 5 episodes' 0-43%. Browser modes
     # and ALFWorld are left out (full has them): the main job must be quick.
-    Suite("core", "3", (
+    # v4: difficulty rungs beside the full tasks (SearchQA's single-hop questions), and rows named by model.
+    Suite("core", "4", (
         SuiteEntry("agentgym/SearchQA-v0", "test", 30, {"max_turns": 3}),
+        # the rung a search agent of 135M parameters can climb: one search, one answer (docs/training)
+        SuiteEntry("agentgym/SearchQA-v0", "test", 30, SINGLE_HOP, name="single-hop"),
         SuiteEntry("agentgym/MathTool-v0", "test", 30, {"max_turns": 3}),
         # the rung small models can climb: the training recipe's arithmetic, its held-out split
         SuiteEntry("agentgym/MathTool-v0", "test", 30, ARITHMETIC, name="arithmetic"),
@@ -95,13 +101,15 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         # a purchase takes 3 to 6 actions (search, open, options, buy)
         SuiteEntry("agentgym/WebShop-v0", "test", 30, {"max_turns": 6}),
         SuiteEntry("agentgym/SWEBench-v0", "test", 30, {"max_turns": 3}),
-    ), "A quick check of every text env family: 30 test episodes each (plus MathTool's arithmetic rung), "
-       "at most 3 turns (arithmetic 2, WebShop 6)."),
+    ), "A quick check of every text env family: 30 test episodes each, plus two rungs small models can "
+       "climb (SearchQA's single-hop questions, MathTool's arithmetic); at most 3 turns (arithmetic 2, WebShop 6)."),
     # Listed by hand, not read from the registry: a new env must change this list and bump the version,
     # or "full v3" would silently mean different things (tests/eval/test_runner.py checks coverage).
-    Suite("full", "4", (
+    Suite("full", "5", (
         SuiteEntry("agentgym/SearchQA-v0", "test"),
+        SuiteEntry("agentgym/SearchQA-v0", "test", env_kwargs={"question_types": ["single-hop"]}, name="single-hop"),
         SuiteEntry("agentgym/MathTool-v0", "test"),
+        SuiteEntry("agentgym/MathTool-v0", "test", env_kwargs=ARITHMETIC, name="arithmetic"),
         SuiteEntry("agentgym/PyCode-v0", "test"),
         SuiteEntry("agentgym/PyCode-v0", "test", env_kwargs={"dataset": "humaneval"}, name="humaneval"),
         SuiteEntry("agentgym/WebShop-v0", "test"),
@@ -109,7 +117,11 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
         SuiteEntry("agentgym/SWEBench-v0", "test"),
         # ALFWorld's held-out split: floor plans never used for training (42 generated games)
         SuiteEntry("agentgym/ALFWorld-v0", "valid_unseen"),
-    ), "Every registered env, its whole test split, one episode per task; PyCode also on OpenAI's HumanEval."),
+        # the easiest of ALFWorld's six task types: find one object, put it in one place
+        SuiteEntry("agentgym/ALFWorld-v0", "valid_unseen", env_kwargs={"task_types": ["pick_and_place_simple"]},
+                   name="pick"),
+    ), "Every registered env, its whole test split, one episode per task; PyCode also on OpenAI's HumanEval; "
+       "rungs: SearchQA single-hop, MathTool arithmetic, ALFWorld pick-and-place."),
 )}
 
 

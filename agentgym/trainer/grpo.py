@@ -38,7 +38,7 @@ from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
 from agentgym.trainer.stats import RolloutStats
 
 __all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "check_envs", "env_reward", "load_config",
-           "save_final", "task_specs", "train"]
+           "save_final", "task_specs", "train", "write_model_card"]
 
 TRAIN_INSTALL = "pip install 'agentgym-suite[train]' torch==2.13.0"
 logger = logging.getLogger("agentgym.trainer")
@@ -424,7 +424,9 @@ def _train(config: TrainConfig, console: Any, model: Any, tokenizer: Any) -> Pat
         trainer.train(resume_from_checkpoint=resume)
     finally:
         rollouts.close()
-    return save_final(trainer, out / "final")
+    final = save_final(trainer, out / "final")
+    write_model_card(final, start_model=config.model, method="GRPO", run=out)
+    return final
 
 
 def save_final(trainer: Any, final: Path) -> Path:
@@ -436,3 +438,12 @@ def save_final(trainer: Any, final: Path) -> Path:
     model.save_pretrained(str(final))
     trainer.processing_class.save_pretrained(str(final))
     return final
+
+
+def write_model_card(final: Path, *, start_model: str, method: str, run: Path) -> None:
+    """``final/agentgym_model.json``: the name ``agentgym eval`` gives this model by default (the base model's
+    name, quantisation included, and how it was trained; never the folder's path)."""
+    from agentgym.eval.naming import MODEL_CARD, trained_model_card
+
+    card = trained_model_card(start_model, method=method, run=run)
+    (Path(final) / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")

@@ -131,7 +131,7 @@ def test_full_suite_resolves_to_the_whole_test_split():
         n_tasks = len(agentgym.make(entry.env_id, **entry.env_kwargs).unwrapped.tasks.tasks(entry.split))
         planned = [p for p in plan if p.entry == entry.label]
         assert sorted(p.task_index for p in planned) == list(range(n_tasks))
-    assert {(p.suite, p.suite_version) for p in plan} == {("full", "4")}
+    assert {(p.suite, p.suite_version) for p in plan} == {("full", "5")}
     assert len([p for p in plan if p.entry == "agentgym/PyCode-v0[humaneval]"]) == 164
 
 
@@ -155,7 +155,7 @@ def test_results_carry_provenance(tmp_path):
     sampling = Sampling(temperature=0.7, seed=1)
 
     result, _ = run_plan(plan, lambda: ScriptedChat(sampling=sampling), results_path=tmp_path / "r.jsonl")
-    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "3"
+    assert result.env_version == "v0" and result.suite == "core" and result.suite_version == "4"
     assert result.model == "scripted-model-1" and result.sampling == sampling.as_dict()
     assert result.prompt_tokens > 0 and result.completion_tokens > 0 and result.remote is None
     assert result.agentgym_version == agentgym.__version__

@@ -25,6 +25,9 @@ def test_train_resume_and_plot_with_the_default_model(tmp_path):
     assert "step    1/1" in result.output
     assert (run / "checkpoint-1").is_dir() and (run / "final" / "model.safetensors").is_file()
     assert json.loads((run / "train_config.json").read_text())["model"] == "smollm2"
+    # the default leaderboard name of the trained model: its base, quantisation included, and how it was trained
+    card = json.loads((run / "final" / "agentgym_model.json").read_text())
+    assert card["name"] == "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to fp32) + GRPO (run)"
     # a run stopped after logging step 2 but before its checkpoint (and mid-line): resuming trains step 2 again,
     # and its stale rows must not stay beside the new ones
     with (run / "metrics.jsonl").open("a") as f:

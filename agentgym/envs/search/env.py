@@ -28,6 +28,15 @@ _TAGS_INSTRUCTIONS = (
     "</information>. Search as often as you need. When you know the answer, write it inside "
     "<answer> and </answer> as a short phrase with no explanation, for example <answer> Lima </answer>."
 )
+# the no-search baseline (search=False): the same task and answer format, no tool
+_NO_SEARCH_TAGS_INSTRUCTIONS = (
+    "Answer the question below from what you know. Think step by step inside <think> and </think>. "
+    "Write the answer inside <answer> and </answer> as a short phrase with no explanation, for example "
+    "<answer> Lima </answer>."
+)
+_NO_SEARCH_INSTRUCTIONS = (
+    "Answer the question below from what you know. Give the final answer as a short phrase with no explanation."
+)
 _TOOL_INSTRUCTIONS = (
     "Answer the question below. Think step by step inside <think> and </think> whenever you get "
     "new information. If you need knowledge you lack, call the search tool; it returns the top "
@@ -53,6 +62,8 @@ class SearchQAEnv(ToolEnv):
     cover-EM are in ``info["verification"]["details"]``. Defaults to the bundled
     dataset; pass ``data_dir`` (or ``qa_files``) and ``corpus`` for Search-R1 /
     FlashRAG data, ``retriever="pyserini"`` with ``index=`` for a Lucene index.
+    ``search=False`` is Search-R1's no-search baseline: the same questions and
+    answer format with no search tool (the oracle answers at once).
     """
 
     defaults = EnvDefaults(max_turns=6)
@@ -61,7 +72,7 @@ class SearchQAEnv(ToolEnv):
                  corpus: str | Path | None = None, retriever: str = "bm25", index: str | Path | None = None,
                  topk: int = 3, reward_metric: Literal["em", "f1", "cover_em"] = "em",
                  cache_dir: str | Path | None = None, question_types: Sequence[str] | None = None,
-                 verifier_budget_s: float | None = None, **base: Any) -> None:
+                 verifier_budget_s: float | None = None, search: bool = True, **base: Any) -> None:
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
         self.verifier_budget_s = verifier_budget_s
         if data_dir is not None and qa_files is not None:
@@ -75,6 +86,7 @@ class SearchQAEnv(ToolEnv):
             corpus = bundled_corpus()
         self.topk = topk
         self.reward_metric = reward_metric
+        self.search_enabled = search
         # a server hosts many sessions of one corpus: they share its retriever and its (read-only) tasks
         self.retriever = load_shared(make_retriever, retriever, corpus=_str(corpus), index=_str(index),
                                      cache_dir=_str(cache_dir))
@@ -91,7 +103,7 @@ class SearchQAEnv(ToolEnv):
         self.check_base_kwargs(base)
         # the split named: data without a test split is an error to fix, not ToolEnv's switch to its first split
         base.setdefault("split", self.defaults.split)
-        super().__init__(tasks=tasks, tools=[search], **base,
+        super().__init__(tasks=tasks, tools=[search] if self.search_enabled else [], **base,
                          verifier=functools.partial(verify_answer, metric=reward_metric, budget_s=verifier_budget_s))
 
     def search(self, query: str) -> str:
@@ -102,6 +114,10 @@ class SearchQAEnv(ToolEnv):
         return "".join(f"Doc {i} {p.render()}\n" for i, p in enumerate(passages, 1))
 
     def build_prompt(self, task: Task) -> str:
+        if not self.search_enabled:
+            if isinstance(self.action_format, TagsFormat):
+                return f"{_NO_SEARCH_TAGS_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
+            return f"{_NO_SEARCH_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
         if isinstance(self.action_format, TagsFormat):
             return f"{_TAGS_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
         return f"{_TOOL_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
@@ -112,7 +128,7 @@ class SearchQAEnv(ToolEnv):
     def oracle_action(self) -> str:
         """Search each supporting fact's query (or the question), then answer with the gold."""
         task = self.task
-        queries = list(task.meta.get("oracle_queries") or [task.prompt])
+        queries = list(task.meta.get("oracle_queries") or [task.prompt]) if self.search_enabled else []
         if self.turn < len(queries) and self.turn < self.max_turns - 1:
             return self.action_format.render_call(ToolCall("search", {"query": queries[self.turn]}), self.tools)
         return self.action_format.render_answer(task.gold["golden_answers"][0])

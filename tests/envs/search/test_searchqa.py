@@ -153,3 +153,19 @@ def test_env_on_dense_retrieval(user_data, tmp_path):
     env.reset(options={"task_id": "test_0"})
     obs, *_ = env.step("<search>money used in Peru</search>")
     assert "Doc 1 (Title: Peru)" in obs
+
+
+def test_no_search_baseline_has_no_tool_and_the_oracle_answers_at_once():
+    """search=False (Search-R1's no-search baseline): the same questions and answer format, nothing to call."""
+    env = gym.make("agentgym/SearchQA-v0", search=False)
+    obs, _ = env.reset(seed=0)
+    assert "<search>" not in obs and "<answer>" in obs and "Question:" in obs
+    assert not env.unwrapped.tools
+    obs, reward, terminated, _, info = env.step("<search>Santana population</search>")
+    assert reward == 0.0 and not terminated and "<information>" not in obs and "No valid action" in obs
+    env.reset(seed=0)
+    action = env.unwrapped.oracle_action()
+    assert action.startswith("<answer>")
+    assert env.step(action)[1:3] == (1.0, True)
+    with pytest.raises(ConfigError, match="search must be bool"):
+        gym.make("agentgym/SearchQA-v0", search="no")

@@ -439,7 +439,7 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                               env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process,
                               env_pool=pool, ws_idle_timeout_s=ws_idle_timeout_s, max_ws_per_client=max_ws_per_client,
                               max_client_verifications=max_client_verifications,
-                              max_queued_verifications=max_queued_verifications)
+                              max_queued_verifications=max_queued_verifications, prewarm_verifiers=True)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
@@ -604,6 +604,77 @@ def train(cfg: TrainConfig) -> None:
     final = run_training(cfg, console=console)  # it checks the env ids and kwargs, then prints what it trains
     console.print(f"final model: {final}  (evaluate: agentgym eval --policy hf:{final}; curves: agentgym plot "
                   f"{cfg.output_dir})", highlight=False)
+
+
+data_app = typer.Typer(help="Turn eval results into training datasets.", **HELP_STYLE)
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("sft")
+def data_sft(
+    results: Annotated[list[Path], typer.Argument(metavar="RESULTS...", help="agentgym eval results files (.jsonl).")],
+    out: Annotated[Path, typer.Option("--out", help="The dataset directory (new, empty, or an earlier output of "
+                                                    "this command, which is replaced).")],
+    keep_all: Annotated[bool, typer.Option("--all", help="Keep unsuccessful episodes too (errored ones never).")]
+    = False,
+    env: Annotated[Optional[list[str]], typer.Option("--env", metavar="ENV_ID",
+                                                     help="Keep this env's episodes only (repeatable).")] = None,
+    min_reward: Annotated[Optional[float], typer.Option(help="Keep episodes with at least this reward.")] = None,
+    dedupe: Annotated[bool, typer.Option("--dedupe", help="One episode per env and task: the best reward, the first "
+                                                          "of equals.")] = False,
+    tokenizer: Annotated[str, typer.Option(help="Whose tokens the 'tokens' config holds: a model name as "
+                                                "`agentgym train --model` takes it, or 'none' for chat rows only.")]
+    = "smollm2",
+    observation_style: Annotated[str, typer.Option(help="The 'tokens' config's observation style, chat or append "
+                                                        "(as `agentgym train --observation-style`).")] = "chat",
+    imports: ImportOption = None,
+) -> None:
+    """Write the episodes of eval results files as a dataset directory that datasets.load_dataset(DIR) reads: chat
+    rows (messages, tool schemas, env, task, reward), and in config 'tokens' the trainer's input_ids and loss mask.
+    Successful episodes only, unless --all; feed it more with `agentgym eval --samples N --temperature T`."""
+    from agentgym.errors import DataError
+    from agentgym.eval.sft_data import build_sft_dataset
+
+    _import(imports)
+    if observation_style not in ("chat", "append"):
+        raise ConfigError(f"--observation-style must be chat or append, got {observation_style!r}.")
+    try:
+        selection, written = build_sft_dataset(
+            results, out, keep_all=keep_all, envs=env or (), min_reward=min_reward, dedupe=dedupe,
+            tokenizer=None if tokenizer == "none" else tokenizer, observation_style=observation_style)
+    except (DataError, ConfigError) as e:  # bad input: one line, exit 1
+        errors.print(f"error: {e}", style="red", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    tokens = "" if tokenizer == "none" else f", the trainer's tokens: config 'tokens'"
+    console.print(f"{selection.summary()} -> {written} (datasets.load_dataset('{written}'){tokens})",
+                  highlight=False, soft_wrap=True)
+
+
+def _sft(cfg: Any) -> None:
+    """Fine-tune a model on an `agentgym data sft` dataset (TRL's SFTTrainer): the loss covers the model's own
+    tokens only, masked exactly as `agentgym train` masks an episode (never the prompt, an observation or the glue).
+
+    Every option is an SFTConfig field, set in a YAML file (--config) or by its flag; flags win.
+    """
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from agentgym.trainer.sft import sft as run_sft
+
+    final = run_sft(cfg, console=console)
+    console.print(f"final model: {final}  (evaluate: agentgym eval --policy hf:{final}; GRPO from it: agentgym train "
+                  f"--model {final}; curves: agentgym plot {cfg.output_dir})", highlight=False)
+
+
+def _sft_command() -> Callable[..., None]:
+    from agentgym.trainer.sft_config import SFTConfig
+
+    command = train_command(_sft, SFTConfig)
+    command.__name__ = command.__qualname__ = "sft"
+    return command
+
+
+app.command("sft")(_sft_command())
 
 
 @app.command()

@@ -31,6 +31,7 @@ from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
 from agentgym.eval.stats import summarize
 from agentgym.eval.suites import Suite, SuiteEntry, get_suite
+from agentgym.verifiers.budget import prewarm_workers
 
 __all__ = ["EvalOutcome", "EvalRequest", "default_results_path", "run_eval"]
 
@@ -58,7 +59,7 @@ class EvalRequest:
     retry_errors: bool = True
     #: rollouts per task (``--samples``); ``episodes`` stays the number of tasks
     samples: int = 1
-    #: what a leaderboard row calls the model (``--name``); None: read from the model (``agentgym.eval.naming``)
+    #: what a leaderboard row calls the model (``--name``); None: read from the model (``agentgym.lm.naming``)
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -148,6 +149,7 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     for entry in suite.entries:
         env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
     check_policy(request.policy, model=request.model)
+    prewarm_workers(local=request.remote is None and request.ray is None)  # while the model loads
     policy = request.make_policy()
     try:
         check_policy(request.policy, policy, model=request.model)
@@ -294,7 +296,7 @@ def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
     and the board shows it unranked.
     """
     from agentgym.eval.leaderboard import make_submission, write_submission
-    from agentgym.eval.naming import model_name
+    from agentgym.lm.naming import model_name
 
     results = outcome.results
     if not results:

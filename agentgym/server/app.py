@@ -38,7 +38,7 @@ from agentgym.server.verification import (
     client_key,
 )
 from agentgym.server.ws_limits import DEFAULT_MAX_WS_PER_CLIENT, WebSocketLimits, default_idle_timeout_s
-from agentgym.verifiers.budget import VerifierUnavailable
+from agentgym.verifiers.budget import VerifierUnavailable, prewarm_workers
 
 if TYPE_CHECKING:
     from agentgym.cluster.pool import RayEnvPool
@@ -179,7 +179,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                env_pool: RayEnvPool | None = None, ws_idle_timeout_s: float | None = None,
                max_ws_per_client: int = DEFAULT_MAX_WS_PER_CLIENT,
                max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
-               max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS) -> FastAPI:
+               max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS,
+               prewarm_verifiers: bool = False) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -196,6 +197,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     hold; more are refused with 429 (``ws_limits.py``).
     ``/v1/verify`` runs on threads of its own (``verification.py``): at most ``max_queued_verifications`` in
     flight (more: 503 with Retry-After), ``max_client_verifications`` of one client (more: 429).
+    ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
+    does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
     """
     ws_limits = WebSocketLimits(default_idle_timeout_s(session_ttl_s) if ws_idle_timeout_s is None
                                 else ws_idle_timeout_s, max_ws_per_client)
@@ -226,6 +229,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if prewarm_verifiers:
+            prewarm_workers()
         reaper = asyncio.create_task(store.reaper(reap_every_s or max(0.5, min(30.0, session_ttl_s / 4))))
         try:
             yield

@@ -134,8 +134,9 @@ class TrainConfig:
         return self.group_size * self.groups_per_step
 
 
-def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
-    """A ``TrainConfig`` from a YAML file (optional) with ``overrides`` (``None`` values are ignored)."""
+def load_config(path: str | Path | None = None, *, config_type: type[Any] = TrainConfig, **overrides: Any) -> Any:
+    """A ``TrainConfig`` (or another ``config_type``: ``SFTConfig``) from a YAML file (optional) with
+    ``overrides`` (``None`` values are ignored)."""
     values: dict[str, Any] = {}
     if path is not None:
         import yaml
@@ -145,19 +146,19 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
         except (OSError, yaml.YAMLError) as e:
             raise ConfigError(f"Cannot read the training config {path}: {e}") from e
         if not isinstance(loaded, dict):
-            raise ConfigError(f"{path} must be a YAML mapping of TrainConfig fields.")
-        values.update(_yaml_floats(loaded))
+            raise ConfigError(f"{path} must be a YAML mapping of {config_type.__name__} fields.")
+        values.update(_yaml_floats(loaded, config_type))
     values.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    known = {f.name for f in dataclasses.fields(config_type)}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(f"Unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
-    return TrainConfig(**values)
+    return config_type(**values)
 
 
-def _yaml_floats(values: dict[str, Any]) -> dict[str, Any]:
+def _yaml_floats(values: dict[str, Any], config_type: type[Any] = TrainConfig) -> dict[str, Any]:
     """YAML 1.1 reads ``1e-6`` (no dot) as text: such a value of a float field is the number it spells."""
-    hints = typing.get_type_hints(TrainConfig)
+    hints = typing.get_type_hints(config_type)
     out = dict(values)
     for name, value in values.items():
         if hints.get(name) is float and isinstance(value, str):

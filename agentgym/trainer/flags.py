@@ -1,9 +1,10 @@
-"""The ``agentgym train`` flags, generated from ``TrainConfig``'s fields: one flag per field, with the field's help.
+"""The ``agentgym train`` and ``agentgym sft`` flags, generated from their config's fields (``TrainConfig``,
+``SFTConfig``): one flag per field, with the field's help.
 
 ``--field-name`` for every field (plus the aliases a field declares, e.g. ``-k``),
 ``--flag/--no-flag`` for booleans, a repeatable flag for lists, and for mappings a
 repeatable ``KEY=VALUE`` (VALUE read as JSON when it can be) or a JSON object.
-Choices are plain text here and checked by ``TrainConfig``, so a flag and a YAML
+Choices are plain text here and checked by the config, so a flag and a YAML
 key fail with the same message. A flag left out leaves the YAML's value (or the
 default) alone: flags win over ``--config``.
 """
@@ -110,11 +111,11 @@ def _mapping(flag: str, items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def flag_overrides(values: dict[str, Any]) -> dict[str, Any]:
-    """The ``TrainConfig`` values of the flags given (as typer parsed them), mappings parsed; others left out."""
-    hints = typing.get_type_hints(TrainConfig)
+def flag_overrides(values: dict[str, Any], config_type: type[Any] = TrainConfig) -> dict[str, Any]:
+    """The ``config_type`` values of the flags given (as typer parsed them), mappings parsed; others left out."""
+    hints = typing.get_type_hints(config_type)
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(TrainConfig):
+    for f in dataclasses.fields(config_type):
         value = values.get(f.name)
         if value is None or (isinstance(value, (list, tuple)) and not value):
             continue
@@ -127,21 +128,23 @@ def flag_overrides(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def train_command(run: Callable[[TrainConfig], None]) -> Callable[..., None]:
-    """A typer command calling ``run(config)``: ``--config`` (a YAML file) and one flag per ``TrainConfig`` field.
+def train_command(run: Callable[[Any], None], config_type: type[Any] = TrainConfig) -> Callable[..., None]:
+    """A typer command calling ``run(config)``: ``--config`` (a YAML file) and one flag per field of
+    ``config_type`` (``TrainConfig`` for ``agentgym train``, ``SFTConfig`` for ``agentgym sft``).
 
     The command's signature is generated (typer reads ``__signature__``), so a new
     field is a new flag without touching the CLI.
     """
-    hints = typing.get_type_hints(TrainConfig)
-    config = typer.Option(None, "--config", "-c", help="YAML file of TrainConfig fields; flags win over it.",
+    hints = typing.get_type_hints(config_type)
+    name = config_type.__name__
+    config = typer.Option(None, "--config", "-c", help=f"YAML file of {name} fields; flags win over it.",
                           show_default=False)
     params = [inspect.Parameter("config", _KEYWORD, default=config, annotation=Optional[Path])]  # noqa: UP045
-    params += [_flag(f, hints[f.name]) for f in dataclasses.fields(TrainConfig)]
+    params += [_flag(f, hints[f.name]) for f in dataclasses.fields(config_type)]
 
     def command(**values: Any) -> None:
         path = values.pop("config", None)
-        run(load_config(path, **flag_overrides(values)))
+        run(load_config(path, config_type=config_type, **flag_overrides(values, config_type)))
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}

@@ -36,6 +36,7 @@ from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, Ro
 from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
 from agentgym.trainer.stats import RolloutStats
+from agentgym.verifiers.budget import prewarm_workers
 
 __all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "check_envs", "env_reward", "load_config",
            "save_final", "task_specs", "train", "write_model_card"]
@@ -367,6 +368,7 @@ def train(config: TrainConfig, *, console: Any = None, model: Any = None, tokeni
     ``tokenizer`` replace ``config.model``'s (tests pass a tiny one)."""
     _require()
     check_envs(config)
+    prewarm_workers(local=not config.remote)  # in-process envs: their verifier workers start while the model loads
     if console is not None:
         console.print(f"training {config.model} on {', '.join(config.env)}"
                       f"{' at ' + config.remote if config.remote else ''}: {config.steps} steps x "
@@ -443,7 +445,7 @@ def save_final(trainer: Any, final: Path) -> Path:
 def write_model_card(final: Path, *, start_model: str, method: str, run: Path) -> None:
     """``final/agentgym_model.json``: the name ``agentgym eval`` gives this model by default (the base model's
     name, quantisation included, and how it was trained; never the folder's path)."""
-    from agentgym.eval.naming import MODEL_CARD, trained_model_card
+    from agentgym.lm.naming import MODEL_CARD, trained_model_card
 
     card = trained_model_card(start_model, method=method, run=run)
     (Path(final) / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")

@@ -48,6 +48,7 @@ PANELS: tuple[Panel, ...] = (
     Panel("tool-call rate (episodes with a call)", ("tool_call_rate",)),
     Panel("tokens (model / observation)", ("tokens_model", "tokens_masked")),
     Panel("masked-token share (out of the loss)", ("masked_share",)),
+    Panel("loss", ("loss",)),
     Panel("step time (s)", ("step_time_s",)),
 )
 #: what ``plot_runs`` draws for each run

@@ -23,6 +23,12 @@ that may start, the one whose client holds the fewest workers goes first. A
 worker killed after an overrun is replaced by the caller whose verification
 overran, in its own slot (its verdict comes after the new worker's start-up).
 
+Workers start on first use, or ahead of it: ``prewarm_workers()`` (which ``agentgym serve``, ``agentgym eval``
+and the trainer call when they start) starts the pool's workers one at a time on a background thread, so that
+the first verification finds one ready. Verdicts that need no symbolic engine and whose inputs are within small
+size bounds are not sent here at all: each verifier computes them in the calling process (``verify_qa``,
+``verify_math`` for plain numbers, ``verify_purchase``; see docs/verifiers.md).
+
 Configuration: ``AGENTGYM_VERIFIER_BUDGET_S`` (default 5 seconds; ``0`` or
 ``off`` verifies in the calling process with no budget, for debugging),
 ``AGENTGYM_VERIFIER_WORKERS`` (default: the CPU count, at most 4) and
@@ -55,8 +61,8 @@ from typing import Any
 from agentgym.errors import ConfigError, VerifierError, VerifierUnavailable
 from agentgym.verifiers.score import Score
 
-__all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "VerifierUnavailable", "budget_seconds", "over_budget", "run_budgeted",
-           "shutdown_workers", "verifying_for"]
+__all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "VerifierUnavailable", "budget_seconds", "over_budget",
+           "prewarm_workers", "run_budgeted", "shutdown_workers", "verifying_for"]
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +70,10 @@ DEFAULT_BUDGET_S = 5.0
 DEFAULT_MEMORY_MB = 2048
 OVER_BUDGET = "verifier time budget exceeded"
 _START_TIMEOUT_S = 120.0  # importing sympy on a loaded 2-core machine
-# Imported when a worker starts, so that the first verification does not pay for them inside its budget.
+# Imported when a worker starts, so that the first verification does not pay for them inside its budget; then
+# each "module:function" of _WARM_UP is called (what builds its tables on first use: math-verify's parser, ~0.4 s).
 _PRELOAD = ("agentgym.verifiers", "sympy", "math_verify", "rapidfuzz.fuzz")
+_WARM_UP = ("agentgym.verifiers.math:_warm_up",)
 
 
 # The client a verification is made for (the server's key for an HTTP client); None: this process's own callers.
@@ -179,6 +187,8 @@ class _Pool:
     def _forget(self, pid: int) -> None:
         self._idle: list[_Worker] = []
         self._busy = 0
+        self._warming = False  # prewarm()'s thread is starting a worker
+        self._claims = 0  # slots waiting for that worker (taken, so counted in _busy, but with no worker yet)
         self._held: dict[str | None, int] = {}
         self._waiting: list[tuple[int, str | None]] = []  # (ticket, client), in arrival order
         self._tickets = itertools.count()
@@ -213,6 +223,8 @@ class _Pool:
                 self._lock.notify_all()  # whoever is next in line now re-checks
             self._busy += 1
             self._held[client] = self._held.get(client, 0) + 1
+            if not self._idle and self._warming and self._claims == 0:
+                self._await_prewarmed(client)
             if self._idle:
                 return self._idle.pop()
             generation = self._generation
@@ -223,6 +235,24 @@ class _Pool:
             raise
         worker.generation = generation
         return worker
+
+    def _await_prewarmed(self, client: str | None) -> None:
+        """With the lock and a slot held: wait for the worker prewarm() is starting, further along than one started
+        now would be (a start's wait, as in ``_acquire``, not the budget's)."""
+        self._claims += 1
+        try:
+            start_by = time.monotonic() + _START_TIMEOUT_S
+            while not self._idle and self._warming and (left := start_by - time.monotonic()) > 0:
+                self._lock.wait(left)
+        except BaseException:  # interrupted: the slot goes back
+            self._busy -= 1
+            self._held[client] -= 1
+            if not self._held[client]:
+                del self._held[client]
+            self._lock.notify_all()
+            raise
+        finally:
+            self._claims -= 1
 
     def _release(self, worker: _Worker | None, client: str | None) -> None:
         stale = None
@@ -284,6 +314,50 @@ class _Pool:
         for worker in idle:
             worker.kill()
 
+    def prewarm(self) -> bool:
+        """Start workers up to the pool's size on a background thread; False when one is already at it."""
+        size = _int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
+        memory_mb = _int_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
+        with self._lock:
+            if self._pid != os.getpid():
+                self._forget(os.getpid())
+            if self._warming:
+                return False
+            self._warming = True
+            generation = self._generation
+        threading.Thread(target=self._warm, args=(size, memory_mb, generation), name="agentgym-verifier-prewarm",
+                         daemon=True).start()
+        return True
+
+    def _warm(self, size: int, memory_mb: int, generation: int) -> None:
+        """One worker at a time (one core at most), each idle as soon as it is ready, until the pool has ``size``
+        workers (idle, busy or being started by a caller); a worker nobody has room for is stopped."""
+        pid = os.getpid()
+        try:
+            while True:
+                with self._lock:
+                    if self._pid != pid or self._generation != generation or \
+                            len(self._idle) + self._busy - self._claims >= size:
+                        return
+                worker = _Worker(memory_mb)
+                worker.generation = generation
+                with self._lock:
+                    kept = (self._pid == pid and self._generation == generation
+                            and len(self._idle) + self._busy - self._claims < size)
+                    if kept:
+                        self._idle.append(worker)
+                        self._lock.notify_all()
+                if not kept:
+                    worker.kill()
+                    return
+        except (VerifierError, OSError):  # the next verification starts one itself, and says why if it cannot
+            log.warning("pre-warming a verifier worker failed", exc_info=True)
+        finally:
+            with self._lock:
+                if self._pid == pid:
+                    self._warming = False
+                    self._lock.notify_all()
+
 
 _POOL = _Pool()
 atexit.register(_POOL.shutdown)
@@ -292,6 +366,28 @@ atexit.register(_POOL.shutdown)
 def shutdown_workers() -> None:
     """Stop the idle verifier workers (new ones start on the next verification)."""
     _POOL.shutdown()
+
+
+def prewarm_workers(*, local: bool = True) -> None:
+    """Start the verifier workers now, in the background, instead of on the first verification.
+
+    For what starts a long-running process that will verify (``agentgym serve``, ``agentgym eval``, the
+    trainer): up to ``AGENTGYM_VERIFIER_WORKERS`` workers start one at a time on a daemon thread (each ~2 s of
+    one core and ~90 MB: they import sympy and warm math-verify's parser), and the caller goes on at once. A
+    verification that arrives while one is starting waits for it rather than starting another. Nothing starts
+    when ``local`` is False (the episodes are verified elsewhere: an ``agentgym serve``, a Ray cluster), when
+    the budget is off (verifications run in the caller), or when the settings are invalid (the first
+    verification raises that, as without a pre-warm). Calling it again tops the pool up; it never starts more
+    than the pool's size.
+    """
+    if not local:
+        return
+    try:
+        if budget_seconds() is None:
+            return
+        _POOL.prewarm()
+    except ConfigError:
+        log.debug("verifier workers not pre-warmed: invalid settings", exc_info=True)
 
 
 def run_budgeted(func: Callable[..., Score], *args: Any, budget_s: float | None = None, verifier: str = "",
@@ -351,7 +447,16 @@ def _serve() -> None:
             importlib.import_module(module)
         except ImportError:
             pass
-    replies.send(("ready", None))
+    for target in _WARM_UP:
+        module, _, name = target.partition(":")
+        try:
+            getattr(importlib.import_module(module), name)()
+        except Exception:  # a warm-up only saves time (a missing extra: the verification says so)
+            log.debug("verifier worker warm-up %s failed", target, exc_info=True)
+    try:
+        replies.send(("ready", None))
+    except (BrokenPipeError, OSError):  # the parent is gone (it exited while a pre-warmed worker was starting)
+        return
     while True:
         try:
             module, name, args, kwargs, seconds = requests.recv()

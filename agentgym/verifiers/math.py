@@ -61,6 +61,12 @@ and symbolic equality), fenced so that one answer cannot hedge or hang it:
   ``simplify``, and the verification runs in a verifier worker under a time
   budget (``agentgym.verifiers.budget``): past it, the answer scores 0 with
   reason "verifier time budget exceeded".
+- In process where sympy is not needed: against a gold that is a plain number
+  (``70``, ``-3``, ``0.75``), a prediction of at most 200 ASCII characters is
+  scored in the calling process when its verdict comes from the number reader
+  alone (``_verify_here``), with the same functions and so the same verdict as
+  the worker's; anything else, or anything that would reach sympy, goes to the
+  worker.
 """
 
 from __future__ import annotations
@@ -111,6 +117,14 @@ _SEVERAL = re.compile(r"(?<![\\{]),(?!\d{3}(?!\d))|(?<!\\);|\\(?:pm|mp)(?![A-Za-
 _LIST_WORDS = frozenset({"or", "and", "nor", "either"})
 _INEQUALITY = re.compile(r"[<>]|!=|\\(?:le|ge|leq|geq|neq|ne|lt|gt|leqslant|geqslant)(?![A-Za-z])")
 _APPROXIMATE = re.compile(r"\\(?:approx|sim|simeq|thickapprox|cong|propto)(?![A-Za-z])|\u2248")
+# In process (see _verify_here): a gold that is a plain number, a prediction (and gold) of at most this many ASCII
+# characters. ASCII: no NFKC or LaTeX-symbol expansion, so every step below is at most quadratic in 200 characters.
+_IN_PROCESS_CHARS = 200
+_PLAIN_NUMBER = re.compile(r"-?(?:0|[1-9]\d{0,14})(?:\.\d{1,15})?")
+
+
+class _NeedsSympy(Exception):
+    """A verdict computed in process (``symbolic=False``) reached a step that needs sympy: a worker computes it."""
 
 
 def _scan_box(text: str, i: int) -> tuple[str | None, int]:
@@ -405,7 +419,7 @@ def _single_value_problem(answer: str) -> str | None:
     return None
 
 
-def _verify_number(answer: str, gold: _Gold, details: dict[str, Any]) -> Score:
+def _verify_number(answer: str, gold: _Gold, details: dict[str, Any], *, symbolic: bool = True) -> Score:
     """Against a numeric gold: the answer must be one number (see ``agentgym.verifiers.number``) equal to it.
 
     An equation states its number side ("27 + 43 = 70", "70 = 27 + 43", "x = 70").
@@ -426,14 +440,17 @@ def _verify_number(answer: str, gold: _Gold, details: dict[str, Any]) -> Score:
         return Score(0.0, False, {**details, "reason": f"{why}: the gold is a number"})
     form = forms[0]
     details["parsed"] = _fraction_text(form)
-    if len(sides) > 1 and not _sides_agree(sides, readings, form):
+    if len(sides) > 1 and not _sides_agree(sides, readings, form, symbolic=symbolic):
         return Score(0.0, False, {**details, "reason": "an equation whose sides are not equal"})
     correct = answers_number(form, gold.number)
     return Score(float(correct), correct, {**details, "reason": "equivalent" if correct else "not equivalent"})
 
 
-def _sides_agree(sides: list[str], readings: list[tuple[NumberForm | None, str | None]], form: NumberForm) -> bool:
-    """Whether every side without variables equals the number an equation states ("70 = 27 + 44" does not)."""
+def _sides_agree(sides: list[str], readings: list[tuple[NumberForm | None, str | None]], form: NumberForm, *,
+                 symbolic: bool = True) -> bool:
+    """Whether every side without variables equals the number an equation states ("70 = 27 + 44" does not).
+
+    ``symbolic=False``: raise ``_NeedsSympy`` rather than evaluate a side with sympy."""
     for side, (side_form, _) in zip(sides, readings):
         if side_form is not None or not side.strip() or _SIDE_VARIABLE.search(side):
             continue
@@ -441,6 +458,8 @@ def _sides_agree(sides: list[str], readings: list[tuple[NumberForm | None, str |
             if sum(int(term.replace(" ", "")) for term in _INTEGER_TERM.findall(side)) != form.value:
                 return False
             continue
+        if not symbolic:
+            raise _NeedsSympy
         value = _parse(side)
         if value is None or not _is_safe(value):
             return False
@@ -551,7 +570,8 @@ def _verify_math(prediction: str | None, gold: str) -> Score:
                                   "reason": f"verifier error: {type(e).__name__}: {_safe_str(e)}"})
 
 
-def _score(prediction: str | None, gold: str, parsed_gold: _Gold) -> Score:
+def _score(prediction: str | None, gold: str, parsed_gold: _Gold, *, symbolic: bool = True) -> Score:
+    """The verdict; ``symbolic=False``: raise ``_NeedsSympy`` at the first step that needs sympy."""
     if prediction is None or not prediction.strip():
         return Score(0.0, False, {"extracted": None, "gold": gold, "reason": "empty answer"})
     answer, reason = _final_answer(prediction)
@@ -563,7 +583,9 @@ def _score(prediction: str | None, gold: str, parsed_gold: _Gold) -> Score:
     if _APPROXIMATE.search(answer):
         return Score(0.0, False, {**details, "reason": "an approximate answer (\\approx, \\sim)"})
     if parsed_gold.number is not None:
-        return _verify_number(answer, parsed_gold, details)
+        return _verify_number(answer, parsed_gold, details, symbolic=symbolic)
+    if not symbolic:
+        raise _NeedsSympy
     hedge = hedge_word(answer)
     if hedge is not None and (parsed_gold.values == 1 or hedge.lower() not in _LIST_WORDS):
         return Score(0.0, False, {**details, "reason": f"a hedged answer ({hedge!r})"})
@@ -596,12 +618,49 @@ def _score(prediction: str | None, gold: str, parsed_gold: _Gold) -> Score:
 
 
 
+def _verify_here(prediction: str | None, gold: str) -> Score | None:
+    """``_verify_math``'s verdict computed in this process, or None when it needs a worker.
+
+    Only against a gold that is a plain number (``_plain_gold``) and for a prediction of at most 200 ASCII
+    characters, and only when the verdict needs no sympy: ``_score`` runs with ``symbolic=False`` (the
+    extraction, the clean-up and the number reader are plain Python, linear or quadratic in the length) and
+    gives up where sympy would start. Any error gives up too: the worker reports it as it always did.
+    """
+    if len(gold) > _IN_PROCESS_CHARS or not gold.isascii():  # before the cache: it keeps only short golds
+        return None
+    if prediction is not None and (len(prediction) > _IN_PROCESS_CHARS or not prediction.isascii()):
+        return None
+    parsed_gold = _plain_gold(gold)
+    if parsed_gold is None:
+        return None
+    try:
+        return _score(prediction, gold, parsed_gold, symbolic=False)
+    except Exception:  # noqa: BLE001 - _NeedsSympy, or an error the worker's boundary reports (and logs)
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_gold(gold: str) -> _Gold | None:
+    """``_parse_gold(gold)`` read without sympy, for a gold whose answer is a plain number; else None.
+
+    Field for field what ``_read_gold`` makes of it, but ``value`` (sympy's reading), which a numeric gold's
+    verdict never reads. For an ASCII gold of at most 200 characters.
+    """
+    answer, reason = _final_answer(gold)
+    if reason is not None or answer is None or not _PLAIN_NUMBER.fullmatch(answer):
+        return None
+    number, _ = read_number(answer)
+    return None if number is None else _Gold(answer, None, number, 1, None, None)
+
+
 def verify_math(prediction: str | None, gold: str, *, budget_s: float | None = None) -> Score:
     r"""Score a final answer against a gold answer (GSM8K number or MATH LaTeX): 1.0 if equivalent.
 
     ``details`` has ``extracted`` (the answer that was parsed), ``gold``, ``reason``
     and, when the answer parsed, ``parsed``. The comparison runs under a time and
-    memory budget (``budget_s`` seconds; see ``agentgym.verifiers.budget``).
+    memory budget (``budget_s`` seconds; see ``agentgym.verifiers.budget``) in a
+    verifier worker, except a short answer to a plain-number gold whose verdict
+    needs no sympy, which is scored in process (the same verdict).
 
     >>> verify_math(r"The answer is $\boxed{\frac{3}{4}}$.", "0.75").correct
     True
@@ -625,7 +684,18 @@ def verify_math(prediction: str | None, gold: str, *, budget_s: float | None = N
     if prediction is not None and len(prediction) > _MAX_PREDICTION_CHARS:  # refused before it is sent anywhere
         return Score(0.0, False, {"extracted": None, "gold": gold,
                                   "reason": f"prediction longer than {_MAX_PREDICTION_CHARS} characters"})
+    score = _verify_here(prediction, gold)
+    if score is not None:
+        return score
     return run_budgeted(_verify_math, prediction, gold, budget_s=budget_s, verifier="math")
+
+
+def _warm_up() -> None:
+    """One comparison of each kind: math-verify's parser and sympy build tables on first use (~0.4 s), which a
+    verifier worker does as it starts (``agentgym.verifiers.budget``), not inside a verification's budget."""
+    for prediction, gold in ((r"\sqrt{8}", r"2\sqrt{2}"), (r"\frac{x}{2}", "x/2"), ("(1,2]", r"\{1, 2\}"),
+                             (r"x \le 2", r"(-\infty, 2]")):
+        _verify_math(prediction, gold)
 
 
 def _require_math_verify() -> None:

@@ -5,10 +5,19 @@ punctuation, drop the articles a/an/the, collapse whitespace. On top of that,
 text is NFKC-normalised first, so full-width digits and ligatures compare equal
 to their plain forms. Accents are kept ("Zürich" != "Zurich"), as in SQuAD:
 stripping them would merge distinct names; datasets list such variants as aliases.
+
+``verify_qa`` scores in the calling process when the answer and the gold
+answers are small (at most 8,000 characters each side once normalised, bounded
+before normalising: ``_normalized_bound``): every step is then linear in those
+lengths but cover-EM's substring tests, whose cost (at most the product of the
+lengths) is bounded before they run. Larger inputs go to a verifier worker under
+the time budget, as they always did; the verdict is the same either way (the same
+``_scored`` runs in both places).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -23,11 +32,24 @@ from agentgym.verifiers.score import Score
 __all__ = ["cover_exact_match", "exact_match", "extract_answer", "f1_score", "normalize_answer", "verify_qa"]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]")  # faster than str.translate, same deletions
 _YES_NO = {"yes", "no", "noanswer"}
 _MAX_ANSWER_CHARS = 100_000
 _MAX_GOLDS = 1_000
 _MAX_GOLD_CHARS = 10_000
+# In process within these (see _GoldSet and verify_qa): characters of normalised text at most, of the answer and of
+# all gold answers (a bound: _normalized_bound), gold answers, and the character pairs cover-EM's substring tests
+# may compare (~2.5 ns a pair at worst: about 1 ms at the bound).
+_IN_PROCESS_CHARS = 8_000
+_IN_PROCESS_GOLDS = 64
+_IN_PROCESS_PAIRS = 500_000
+# NFKC maps a character to at most 18 (U+FDFA), lower-casing one to at most 2 (U+0130).
+_EXPANSION = 36
+# Gold answers this short (a task's, all together) are checked and normalised once: task data, the same every
+# episode (at most 1,024 tasks' and 2,048 answers' kept).
+_CACHED_GOLD_CHARS = 256
+_ARTICLE_WORDS = frozenset({"a", "an", "the"})
+_METRICS = ("em", "f1", "cover_em")
 
 
 def normalize_answer(text: str) -> str:
@@ -38,8 +60,11 @@ def normalize_answer(text: str) -> str:
     >>> normalize_answer("１,２３４")
     '1234'
     """
+    if text.isascii() and text.isalnum():  # one plain word (the usual short answer): the steps below, shortened
+        text = text.lower()
+        return "" if text in _ARTICLE_WORDS else text
     text = unicodedata.normalize("NFKC", text).lower()
-    text = text.translate(_PUNCTUATION)
+    text = _PUNCTUATION.sub("", text)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
@@ -47,7 +72,7 @@ def normalize_answer(text: str) -> str:
 def _golds(golden_answers: str | Sequence[str]) -> list[str]:
     if isinstance(golden_answers, str):
         golds = [golden_answers]
-    elif isinstance(golden_answers, Sequence):
+    elif isinstance(golden_answers, (list, tuple, Sequence)):  # list and tuple first: the ABC's check is slow
         golds = list(golden_answers)
     else:
         golds = []
@@ -124,7 +149,10 @@ def verify_qa(prediction: str | None, golden_answers: str | Sequence[str], *,
               metric: Literal["em", "f1", "cover_em"] = "em", budget_s: float | None = None) -> Score:
     """Score a final answer: reward is ``metric``, ``correct`` is exact match.
 
-    Runs under a time budget (``budget_s``; see ``agentgym.verifiers.budget``).
+    Scores in process when the answer and the gold answers are small (up to
+    8,000 characters of ASCII each side, fewer of other text), else in a verifier
+    worker under a time budget (``budget_s``; see ``agentgym.verifiers.budget``):
+    the same verdict either way.
     Answers over 100,000 characters are refused up front; more than 1,000 gold
     answers or one over 10,000 characters is a ``VerifierError``.
 
@@ -135,17 +163,20 @@ def verify_qa(prediction: str | None, golden_answers: str | Sequence[str], *,
     >>> verify_qa("Lima or Quito", ["Lima"]).reward
     0.0
     """
-    golds = _golds(golden_answers)
-    if len(golds) > _MAX_GOLDS or any(len(g) > _MAX_GOLD_CHARS for g in golds):
-        raise VerifierError(f"at most {_MAX_GOLDS} gold answers of at most {_MAX_GOLD_CHARS} characters each; "
-                            "fix the task data.")
-    if metric not in ("em", "f1", "cover_em"):
+    gold_set = _gold_set(golden_answers)
+    if metric not in _METRICS:
         raise VerifierError(f"metric must be 'em', 'f1' or 'cover_em', got {metric!r}.")
     if prediction is not None and not isinstance(prediction, str):
         raise VerifierError(f"prediction must be a string or None, got {type(prediction).__name__}.")
     if prediction is not None and len(prediction) > _MAX_ANSWER_CHARS:
         return _empty(prediction[:200] + "...", f"answer longer than {_MAX_ANSWER_CHARS} characters")
-    return run_budgeted(_verify_qa, prediction, golds, metric, budget_s=budget_s, verifier=f"qa_{metric}")
+    if prediction is None or not prediction.strip():
+        return _empty(prediction, "empty answer")
+    if gold_set.forms is not None and _normalized_bound(prediction) <= _IN_PROCESS_CHARS:
+        normalized = normalize_answer(prediction)
+        if len(normalized) * gold_set.chars <= _IN_PROCESS_PAIRS:  # what cover-EM's substring tests cost at most
+            return _scored(prediction, normalized, gold_set.forms, metric)
+    return run_budgeted(_verify_qa, prediction, gold_set.golds, metric, budget_s=budget_s, verifier=f"qa_{metric}")
 
 
 def _empty(prediction: str | None, reason: str) -> Score:
@@ -154,12 +185,96 @@ def _empty(prediction: str | None, reason: str) -> Score:
 
 
 def _verify_qa(prediction: str | None, golds: list[str], metric: str) -> Score:
+    """``verify_qa``'s verdict, as a verifier worker computes it (for inputs past the in-process bounds)."""
     if prediction is None or not prediction.strip():
         return _empty(prediction, "empty answer")
-    normalized = normalize_answer(prediction)
+    return _scored(prediction, normalize_answer(prediction), [_gold_form(g) for g in golds], metric)
+
+
+def _scored(prediction: str, normalized: str, golds: list[_GoldForm], metric: str) -> Score:
+    """``exact_match``'s, ``f1_score``'s and ``cover_exact_match``'s values in one pass over normalised gold
+    answers: the same comparisons, and F1's arithmetic in its order (the same floats). Linear in the lengths but
+    for cover-EM's substring tests, which cost at most the product of the lengths."""
     if not normalized:
         return _empty(prediction, "nothing is left of the answer after normalisation")
-    scores = {"em": exact_match(prediction, golds), "f1": f1_score(prediction, golds),
-              "cover_em": cover_exact_match(prediction, golds)}
-    details = {**scores, "prediction": prediction, "normalized_prediction": normalized}
-    return Score(scores[metric], scores["em"] == 1.0, details)
+    pred_tokens = normalized.split()
+    pred_set = set(pred_tokens)
+    pred_counts: Counter[str] | None = None  # counted when a gold answer shares a token
+    pred_yes_no = normalized in _YES_NO
+    em = cover_em = f1 = 0.0
+    for gold in golds:
+        text = gold.text
+        if text == normalized:
+            em = 1.0
+        if text and text in normalized:
+            cover_em = 1.0
+        if pred_yes_no or text in _YES_NO:
+            f1 = max(f1, float(text == normalized))
+            continue
+        if gold.counts.keys().isdisjoint(pred_set):  # no overlap: F1 0 (the usual wrong answer)
+            continue
+        if pred_counts is None:
+            pred_counts = Counter(pred_tokens)
+        # the size of Counter(pred) & Counter(gold), walking the gold's tokens: linear in the gold
+        overlap = sum(min(count, pred_counts[token]) for token, count in gold.counts.items() if token in pred_counts)
+        if overlap:
+            precision, recall = overlap / len(pred_tokens), overlap / gold.tokens
+            f1 = max(f1, 2 * precision * recall / (precision + recall))
+    details = {"em": em, "f1": f1, "cover_em": cover_em, "prediction": prediction,
+               "normalized_prediction": normalized}
+    return Score(details[metric], em == 1.0, details)
+
+
+class _GoldForm:
+    """A gold answer normalised, with its token counts."""
+
+    __slots__ = ("counts", "text", "tokens")
+
+    def __init__(self, gold: str) -> None:
+        self.text = normalize_answer(gold)
+        split = self.text.split()
+        self.counts, self.tokens = Counter(split), len(split)
+
+
+_cached_gold_form = functools.lru_cache(maxsize=2048)(_GoldForm)
+
+
+def _gold_form(gold: str) -> _GoldForm:
+    return _cached_gold_form(gold) if len(gold) <= _CACHED_GOLD_CHARS else _GoldForm(gold)
+
+
+class _GoldSet:
+    """A task's gold answers, checked (``VerifierError`` for unusable ones); ``forms``: their normalised forms, or
+    None where they are too large to score in process (normalising them could cost more than a worker)."""
+
+    __slots__ = ("chars", "forms", "golds")
+
+    def __init__(self, golden_answers: str | Sequence[str]) -> None:
+        golds = _golds(golden_answers)
+        if len(golds) > _MAX_GOLDS or max(map(len, golds)) > _MAX_GOLD_CHARS:
+            raise VerifierError(f"at most {_MAX_GOLDS} gold answers of at most {_MAX_GOLD_CHARS} characters each; "
+                                "fix the task data.")
+        self.golds = golds
+        small = len(golds) <= _IN_PROCESS_GOLDS and sum(map(_normalized_bound, golds)) <= _IN_PROCESS_CHARS
+        self.forms = [_gold_form(g) for g in golds] if small else None
+        self.chars = sum(len(form.text) for form in self.forms) if self.forms is not None else 0
+
+
+_cached_gold_set = functools.lru_cache(maxsize=1024)(_GoldSet)
+
+
+def _gold_set(golden_answers: str | Sequence[str]) -> _GoldSet:
+    """``_GoldSet(golden_answers)``, kept for short lists of strings (a task's, the same every episode)."""
+    if isinstance(golden_answers, (str, list, tuple)):
+        try:
+            key = (golden_answers,) if isinstance(golden_answers, str) else tuple(golden_answers)
+            if sum(map(len, key)) <= _CACHED_GOLD_CHARS:
+                return _cached_gold_set(key)
+        except (TypeError, VerifierError):  # not strings, or unusable: said in the task's own terms below
+            pass
+    return _GoldSet(golden_answers)
+
+
+def _normalized_bound(text: str) -> int:
+    """An upper bound on the length of ``normalize_answer(text)`` and of each text it makes on the way."""
+    return len(text) if text.isascii() else _EXPANSION * len(text)

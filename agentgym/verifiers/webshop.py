@@ -12,6 +12,12 @@
   shared product-category levels, or title nouns overlap by more than 20 %); 0.5
   when none of these holds; 0.1 when the title overlap is below 10 %; 0 when it is 0.
 
+A purchase is scored in the calling process when an upper bound on what scoring
+it costs (``_work``: substring tests cost at most the product of the lengths,
+fuzzy matches the product of theirs, the rest is linear) is small, and its
+fields are plain text; else in a verifier worker under the time budget. The same
+``_verify_purchase`` runs in both places.
+
 One substitution, documented in the README: WebShop finds the title nouns with
 spaCy's ``en_core_web_lg`` part-of-speech tagger, which is not on PyPI. Here the
 "nouns" are the title's content words (letters only, English stopwords and
@@ -22,6 +28,7 @@ matches; every other term is WebShop's.
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from collections.abc import Iterable, Mapping
@@ -42,6 +49,13 @@ FUZZY_THRESHOLD = 85
 _MAX_GOAL_ITEMS = 100
 _MAX_PRODUCT_ITEMS = 500
 _MAX_RECORD_CHARS = 500_000
+# In process at most this much work (see _work), in character comparisons: a few ms at worst, ~0.1 ms for a real
+# record. A call (a fuzzy match, a colour lookup) counts as 5,000 (~4 us measured), a character read by Python-level
+# code (lower-casing, splitting, tokenising words) as 50, a character looked up among the colour names as 64.
+_IN_PROCESS_WORK = 4_000_000
+_CALL_WORK = 5_000
+_CHAR_WORK = 50
+_COLOR_CHAR_WORK = 64
 # Longer names first, so "light blue" wins over "blue"; a chosen option is reduced to the first hit.
 _COLORS = tuple(sorted((
     "beige", "black", "blue", "brown", "burgundy", "charcoal", "coral", "cream", "gold", "gray", "green",
@@ -222,7 +236,10 @@ def verify_purchase(purchase: Purchase | None, goal: Mapping[str, Any], *, budge
         raise VerifierError(f"The WebShop goal is too large to score: {why}; fix the task data.")
     if (why := _malformed(purchase)) is not None:
         return Score(0.0, False, {"reason": why})
-    return run_budgeted(_verify_purchase, purchase.as_record(), dict(goal), budget_s=budget_s, verifier="webshop")
+    record, goal = purchase.as_record(), dict(goal)
+    if _work(record, goal) <= _IN_PROCESS_WORK:
+        return _verify_purchase(record, goal)
+    return run_budgeted(_verify_purchase, record, goal, budget_s=budget_s, verifier="webshop")
 
 
 def _malformed(purchase: Purchase) -> str | None:
@@ -240,6 +257,53 @@ def _malformed(purchase: Purchase) -> str | None:
     if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price != price):
         return f"the purchase's price is not a number: {str(price)[:50]!r}"
     return None
+
+
+def _work(record: Mapping[str, Any], goal: Mapping[str, Any]) -> float:
+    """An upper bound on what ``_verify_purchase(record, goal)`` costs, in character comparisons; inf when a field
+    it reads is not plain (text, a list of texts, a mapping of texts, a number), whose ``str()`` could be anything.
+
+    A substring test costs at most the product of its two lengths (lower-casing at most doubles a length), a
+    fuzzy match a call plus the product of its strings' lengths; everything else is linear.
+    """
+    product, options = record["product"], goal.get("goal_options")
+    texts = [_text(product.get(k)) for k in ("query", "product_category", "name", "title", "description")]
+    texts += [_text(goal.get(k)) for k in ("query", "product_category", "name")]
+    attributes, bullets = _texts(product.get("attributes")), _texts(product.get("bullet_points"))
+    wanted_attributes = _texts(goal.get("attributes"))
+    wanted_options = _texts(list(options.values()) if isinstance(options, Mapping) else options)
+    chosen = _texts(list((record.get("options") or {}).values()))
+    price_upper = goal.get("price_upper")
+    if (None in texts or attributes is None or bullets is None or wanted_attributes is None
+            or wanted_options is None or chosen is None or not (price_upper is None or _is_number(price_upper))):
+        return math.inf
+    searched = sum(texts[2:5]) + sum(bullets) + len(bullets)  # the name (or title), bullet points, description
+    wanted, options_wanted = sum(wanted_attributes), sum(wanted_options)
+    matches = len(wanted_attributes) * len(attributes) + len(wanted_options) * len(chosen)  # fuzzy, each pair
+    colour_lookups = len(chosen) * (1 + len(wanted_options))
+    return (_CHAR_WORK * (sum(texts) + sum(bullets) + sum(attributes) + wanted + options_wanted)
+            + 4 * wanted * searched  # each wanted attribute looked for in the text
+            + _CALL_WORK * (matches + colour_lookups)
+            + wanted * sum(attributes) + options_wanted * sum(chosen)  # the fuzzy matches' own lengths
+            + _COLOR_CHAR_WORK * (sum(chosen) + len(chosen) * options_wanted))
+
+
+def _text(value: Any) -> int | None:
+    """The length of a text field (absent: 0), None when it is not text."""
+    return 0 if value is None else len(value) if isinstance(value, str) else None
+
+
+def _texts(values: Any) -> list[int] | None:
+    """The lengths of a list of texts (absent: none), None when it is not one."""
+    if values is None:
+        return []
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        return None
+    return [len(v) for v in values]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _verify_purchase(purchase: Mapping[str, Any], goal: Mapping[str, Any]) -> Score:

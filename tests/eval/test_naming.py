@@ -12,7 +12,7 @@ from rich.console import Console
 from agentgym.errors import ConfigError
 from agentgym.eval.command import EvalRequest, run_eval, submit
 from agentgym.eval.leaderboard import build_leaderboard
-from agentgym.eval.naming import MODEL_CARD, describe_gguf, model_name, trained_model_card
+from agentgym.lm.naming import MODEL_CARD, describe_gguf, model_name, trained_model_card
 
 SEARCH = "agentgym/SearchQA-v0"
 

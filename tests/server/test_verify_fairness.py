@@ -39,6 +39,11 @@ def slow(prediction: str | None, task: dict) -> Score:
     return run_budgeted(verifier_helpers.sleep, 600.0, verifier="slow")
 
 
+def quick(prediction: str | None, task: dict) -> Score:
+    """An honest verification that needs a verifier worker (a QA one is scored in process: it waits for none)."""
+    return run_budgeted(verifier_helpers.quick, prediction or "", verifier="quick")
+
+
 @pytest.fixture
 def verifier_pool(monkeypatch):
     """2 verifier workers that can import tests/helpers, a 2 s budget, and the slow verifier registered."""
@@ -46,12 +51,13 @@ def verifier_pool(monkeypatch):
     monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "2")
     monkeypatch.setenv("AGENTGYM_VERIFIER_BUDGET_S", "2")
     monkeypatch.setitem(verifiers.VERIFIERS, "slow", slow)
+    monkeypatch.setitem(verifiers.VERIFIERS, "quick", quick)
     shutdown_workers()
     yield
     shutdown_workers()
 
 
-def _post_verify(client, headers: dict, verifier: str = "qa_em", prediction: str = "Lima"):
+def _post_verify(client, headers: dict, verifier: str = "quick", prediction: str = "Lima"):
     return client.post("/v1/verify", headers=headers, json={"verifier": verifier, "prediction": prediction,
                                                           "task": {"golden_answers": ["Lima"]}})
 
@@ -62,9 +68,10 @@ import sys
 from agentgym import verifiers
 from agentgym.server import create_app
 from agentgym.server.connections import uvicorn_config
-from test_verify_fairness import slow
+from test_verify_fairness import quick, slow
 import uvicorn
 verifiers.VERIFIERS["slow"] = slow
+verifiers.VERIFIERS["quick"] = quick
 config = uvicorn_config(create_app(["agentgym/SearchQA-v0"]), host="127.0.0.1", port=int(sys.argv[1]),
                         log_level="warning", access_log=False)
 uvicorn.Server(config).run()
@@ -217,3 +224,18 @@ def test_a_client_is_its_address_and_the_token_it_sent():
     assert client_key(scope("10.0.0.1", b"Bearer s3cret")) != client_key(scope("10.0.0.2", b"Bearer s3cret"))
     assert client_key(scope("10.0.0.1", b"Bearer s3cret")) != client_key(scope("10.0.0.1", b"Bearer other"))
     assert "s3cret" not in client_key(scope("10.0.0.1", b"Bearer s3cret"))
+
+
+@pytest.mark.parametrize("prewarm", [True, False])
+def test_a_server_starts_its_verifier_workers_when_it_starts_if_told_to(verifier_pool, prewarm):
+    """``agentgym serve`` does (``prewarm_verifiers=True``): its first verification that needs a worker finds
+    one; an app made without it (tests, embedding) starts none until a verification needs one."""
+    from agentgym.verifiers import budget
+
+    with TestClient(create_app([SEARCH], prewarm_verifiers=prewarm)):
+        deadline = time.monotonic() + 120
+        while prewarm and len(budget._POOL._idle) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert len(budget._POOL._idle) == (2 if prewarm else 0) and not budget._POOL._warming

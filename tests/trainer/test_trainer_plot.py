@@ -112,7 +112,7 @@ def test_every_panel_key_is_a_documented_metric():
     assert len(keys) == len(set(keys))
     assert set(keys) | {"reward_std"} == {"reward_mean", "reward_std", "success", "entropy", "kl", "clip_ratio",
                                           "turns", "tool_calls", "tool_call_rate", "tokens_model", "tokens_masked",
-                                          "masked_share", "step_time_s"}
+                                          "masked_share", "loss", "step_time_s"}
     assert [k for p in COMPARE_PANELS for k in p.keys] == ["reward_mean", "success", "tool_call_rate", "masked_share"]
     assert {k for p in COMPARE_PANELS for k in p.keys} <= set(keys)
 

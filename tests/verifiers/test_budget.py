@@ -3,6 +3,7 @@ bad gold still raises; the caller's threads are never signalled; workers are rep
 verification that cannot start within its budget is an infrastructure error, and one client cannot hold
 every worker."""
 
+import json
 import pickle
 import threading
 import time
@@ -170,14 +171,17 @@ def test_one_client_holds_all_workers_but_one(helpers_on_worker_path, monkeypatc
     assert both_s < 5.0, both_s  # at once (one after the other: 6 s)
 
 
-def test_an_episode_whose_verifier_cannot_start_is_an_error_not_a_wrong_answer(one_worker):
+def test_an_episode_whose_verifier_cannot_start_is_an_error_not_a_wrong_answer(one_worker, tmp_path):
     """In process, the env's step raises: the eval records the episode as an error (and a trainer as failed,
-    leaving it out of training); it is never a verification with reward 0."""
+    leaving it out of training); it is never a verification with reward 0. (Gold answers past the in-process
+    bounds, so that the verification goes to the worker.)"""
     import agentgym
     from agentgym.eval.episode import run_episode
     from agentgym.policies import make_policy
 
-    env = agentgym.make("agentgym/SearchQA-v0", verifier_budget_s=0.5)
+    qa = tmp_path / "test.jsonl"
+    qa.write_text(json.dumps({"question": "What is the capital of Peru?", "golden_answers": ["Lima", "x" * 9000]}))
+    env = agentgym.make("agentgym/SearchQA-v0", qa_files={"test": str(qa)}, verifier_budget_s=0.5)
     holder = _in_background(run_budgeted, verifier_helpers.sleep, 4.0, budget_s=30)
     time.sleep(0.5)
     result = run_episode(env, make_policy("oracle"), seed=0)
@@ -255,3 +259,65 @@ def test_an_env_rejects_a_bad_budget_when_made():
 
     with pytest.raises(ConfigError, match="budget"):
         gym.make("agentgym/MathTool-v0", verifier_budget_s=-1)
+
+
+def _started_workers(monkeypatch) -> list[int]:
+    """The pids of the verifier workers started from now on."""
+    from agentgym.verifiers import budget
+
+    started: list[int] = []
+
+    class Counted(budget._Worker):
+        def __init__(self, memory_mb: int) -> None:
+            super().__init__(memory_mb)
+            started.append(self.process.pid)
+
+    monkeypatch.setattr(budget, "_Worker", Counted)
+    return started
+
+
+def _wait_for(predicate, timeout_s: float = 60 + SLACK_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_prewarm_starts_the_pools_workers_in_the_background(helpers_on_worker_path, monkeypatch):
+    from agentgym.verifiers import budget
+
+    monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "2")
+    started = _started_workers(monkeypatch)
+    start = time.perf_counter()
+    budget.prewarm_workers()
+    assert time.perf_counter() - start < 0.5  # the caller goes on at once
+    _wait_for(lambda: len(started) == 2 and not budget._POOL._warming)
+    assert run_budgeted(verifier_helpers.quick, "x", budget_s=30).details["pid"] in started  # no start: a warm one
+    budget.prewarm_workers()  # the pool is full: nothing more starts
+    _wait_for(lambda: not budget._POOL._warming)
+    assert len(started) == 2
+
+
+def test_a_verification_during_a_prewarm_waits_for_its_worker_rather_than_starting_one(helpers_on_worker_path,
+                                                                                       monkeypatch):
+    from agentgym.verifiers import budget
+
+    monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "1")
+    started = _started_workers(monkeypatch)
+    budget.prewarm_workers()
+    score = run_budgeted(verifier_helpers.quick, "x", budget_s=30)  # the worker is still starting
+    assert score.correct and started == [score.details["pid"]]
+
+
+@pytest.mark.parametrize("setting", ["local", "off", "bad"])
+def test_no_prewarm_where_nothing_verifies_here(helpers_on_worker_path, monkeypatch, setting):
+    from agentgym.verifiers import budget
+
+    started = _started_workers(monkeypatch)
+    if setting == "off":
+        monkeypatch.setenv("AGENTGYM_VERIFIER_BUDGET_S", "off")
+    if setting == "bad":  # the first verification says what is wrong, as without a pre-warm
+        monkeypatch.setenv("AGENTGYM_VERIFIER_WORKERS", "many")
+    budget.prewarm_workers(local=setting != "local")
+    time.sleep(0.5)
+    assert started == [] and not budget._POOL._warming

@@ -23,7 +23,7 @@ def test_doctests(module):
     assert result.attempted > 0 and result.failed == 0
 
 
-def broken(*args):
+def broken(*args, **kwargs):
     raise RuntimeError("boom")
 
 

@@ -1,27 +1,37 @@
-"""Server throughput and latency against a raw-HTTP floor measured in the same run.
+"""Server throughput and latency against two references measured in the same run: the raw-HTTP floor and floor+env.
 
-    python benchmarks/bench_server.py [--seconds 5] [--json out.json] [--processes 2] [--ray]
+    python benchmarks/bench_server.py [--seconds 5] [--rounds 3] [--server-cpus 0] [--client-cpus 1]
+                                      [--before DIR] [--json out.json] [--processes 2] [--ray]
 
-Both servers run as uvicorn processes with the same settings (uvloop + httptools, which the
-server extra installs); the same client code drives both. The floor also runs on plain
-asyncio + h11, as uvicorn serves without them (the "x floor" column stays the first floor's).
-Rows: round trips/s and p50/p99 latency of reset+step with 1 and 32
-concurrent clients (the floor gets the same requests on a handler that returns
-fixed JSON); env steps/s of batch step over 256 SearchQA sessions, with the p50/p99
-of one batch request; and whole batched episodes (reset + 3 steps, 256 sessions)
-with the resets batched (POST /v1/reset) and one by one, in env calls/s.
+Four servers, each a uvicorn process with the same settings (uvloop + httptools, which the server
+extra installs), driven by the same client code: the floor (``floor_app.py``, a bare Starlette
+handler returning fixed JSON), the floor on plain asyncio + h11 (as uvicorn serves without the
+extra), floor+env (``floor_env_app.py``, a bare Starlette app calling the same SearchQA env inline
+in its handlers: what serving this env costs at least) and ``agentgym serve``. The servers run on
+``--server-cpus`` and the client on ``--client-cpus`` (default CPU 0 and CPU 1 where there are two),
+so that the client does not take the servers' core; the loads run in ``--rounds`` interleaved rounds
+(each round every server, in an order that alternates), so that every ratio is of adjacent
+measurements under the same background load, and each ratio reported is the median of the rounds'.
+``--before DIR`` adds a fifth server to the rounds: ``agentgym serve`` from the package in DIR (a copy of
+an earlier commit's), so that a change is measured against the code before it under the same load.
 
-With ``--processes N`` it also serves with ``agentgym serve --processes N`` and compares
-it with the one-process server, reset+step at 64 clients and batch step over 256
-sessions, in alternating rounds of the same run, and prints the median of the rounds'
-ratios. Each client keeps a connection of its
-own, as each ``RemoteEnv`` does; the clients are lean (prebuilt HTTP/1.1 requests, ~20 us
-of CPU a request, against ~200 us for the server) so that on a small machine the server
-processes, not the client beside them, get the cores.
+Loads: reset+step round trips with 1 and 32 concurrent clients (the floor gets the same requests on
+its fixed handler), with p50/p99 latency; env steps/s of batch step over 256 SearchQA sessions
+(agentgym and floor+env), with the p50/p99 of one batch request; and, for agentgym alone, whole
+batched episodes (reset + 3 steps, 256 sessions) with the resets batched (POST /v1/reset) and one by
+one, in env calls/s. With every row, the server's CPU time per request (per env step for batches),
+read from /proc for the server's process tree.
 
-With ``--ray`` it compares ``agentgym serve --ray local`` (sessions on Ray host actors, one
-per CPU, on a Ray cluster the server starts on this machine) with the in-process server
-the same way: what the hop to a host actor costs where both run on the same cores.
+With ``--processes N`` it also serves with ``agentgym serve --processes N`` and compares it with a
+one-process server, both on ``--scaling-cpus`` (default: every CPU), reset+step at 64 clients and
+batch step over 256 sessions, in alternating rounds, with the server processes' CPU time per request.
+Each client keeps a connection of its own, as each ``RemoteEnv`` does; the clients are lean (prebuilt
+HTTP/1.1 requests, ~20 us of CPU a request, against ~200 us for the server) so that on a small machine
+the server processes, not the client beside them, get the cores.
+
+With ``--ray`` it compares ``agentgym serve --ray local`` (sessions on Ray host actors, one per CPU,
+on a Ray cluster the server starts on this machine) with the one-process server the same way: what
+the hop to a host actor costs where both run on the same cores.
 """
 
 from __future__ import annotations
@@ -41,15 +51,30 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from helpers.server_process import free_port  # noqa: E402
+from helpers.server_process import free_port
 
 ENV_ID = "agentgym/SearchQA-v0"
+_UVICORN = ["--log-level", "warning", "--no-access-log"]
+# name: (the server's command line after ``python``, its directory, whether it is a fixed-JSON floor)
+SERVERS = {
+    "floor": (["-m", "uvicorn", "floor_app:app", *_UVICORN], HERE, True),
+    # the floor as plain uvicorn serves it (asyncio + h11): the stack the server extra installed when issue 18 set
+    # its 0.95x target
+    "floor asyncio+h11": (["-m", "uvicorn", "floor_app:app", "--loop", "asyncio", "--http", "h11", *_UVICORN],
+                          HERE, True),
+    "floor+env": (["-m", "uvicorn", "floor_env_app:app", *_UVICORN], HERE, False),
+    "agentgym": (["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096"], HERE.parent, False),
+}
+FLOORS = {name for name, (_, _, floor) in SERVERS.items() if floor}  # the others serve sessions and batch step
 
 
-def start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def start(args: list[str], cwd: Path, cpus: set[int], env: dict[str, str] | None = None
+          ) -> tuple[subprocess.Popen, str]:
+    """A server process (``python *args --port P``) on ``cpus``, once it answers /healthz."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, *args, "--port", str(port)], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
+    os.sched_setaffinity(proc.pid, cpus)  # before the interpreter is up: its threads and processes inherit it
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -58,6 +83,26 @@ def start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tupl
         except httpx.TransportError:
             time.sleep(0.1)
     raise RuntimeError(f"{args} did not start")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a server has used: its process and every live descendant (with --processes N
+    the server processes; the verifier workers, idle here), from /proc/<pid>/stat."""
+    stats: dict[int, tuple[int, int]] = {}  # pid -> (parent pid, clock ticks used)
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry.path, "stat").read_text().rpartition(")")[2].split()
+            except OSError:  # exited meanwhile
+                continue
+            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, (ppid, _) in stats.items() if ppid == parent and child not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(stats[member][1] for member in tree if member in stats) / os.sysconf("SC_CLK_TCK")
 
 
 async def open_session(http: aiohttp.ClientSession, url: str, floor: bool, i: int) -> tuple[str, str]:
@@ -83,17 +128,19 @@ async def client_loop(http: aiohttp.ClientSession, url: str, paths: tuple[str, s
             latencies.append(time.perf_counter() - start)
 
 
-async def round_trips(url: str, floor: bool, clients: int, seconds: float) -> dict[str, float]:
+async def round_trips(url: str, floor: bool, clients: int, seconds: float, pid: int) -> dict[str, float]:
+    """Reset+step requests/s of ``clients`` clients, p50/p99 latency of a request, and the server's (process
+    ``pid``'s tree's) CPU us per request."""
     # aiohttp, not httpx: httpx's async pool, not the server, was the limit at 32 connections here
     latencies: list[float] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as http:
         paths = [await open_session(http, url, floor, i) for i in range(clients)]  # not timed
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu_s(pid)
         await asyncio.gather(*(client_loop(http, url, paths[i], start + seconds, latencies, i) for i in range(clients)))
-        elapsed = time.perf_counter() - start
+        elapsed, cpu_us = time.perf_counter() - start, 1e6 * (tree_cpu_s(pid) - cpu) / len(latencies)
     latencies.sort()
     return {"rt_per_s": len(latencies) / elapsed, "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))], "cpu_us": cpu_us}
 
 
 def wait_for_processes(url: str, processes: int) -> None:
@@ -163,32 +210,26 @@ async def lean_round_trips(url: str, clients: int, seconds: float) -> float:
     return rate
 
 
-def compare_processes(one_url: str, many_url: str, seconds: float, rounds: int,
-                      pids: dict[str, int] | None = None) -> dict[str, dict[str, list[float]]]:
+def compare_processes(one: tuple[int, str], many: tuple[int, str], seconds: float, rounds: int
+                      ) -> dict[str, dict[str, list[float]]]:
     """Reset+step round trips/s at 64 clients, and batch step env steps/s over 256 sessions (made by one batch
-    create, which spreads them over the processes), on one process and on several, in alternating rounds
-    (adjacent in time, so that each round's ratio is of the same background load, on a shared machine).
-    ``pids`` ("one"/"many" -> a server's pid): also the CPU ms that process spends per reset+step round trip."""
-    rates: dict[str, dict[str, list[float]]] = {"reset+step 64 clients": {"one": [], "many": []},
-                                                "batch step 256 sessions": {"one": [], "many": []}}
-    if pids:
-        rates["server process CPU ms per round trip"] = {"one": [], "many": []}
+    create, which spreads them over the processes), on one process and on several (``(pid, url)`` each), in
+    alternating rounds (adjacent in time, so that each round's ratio is of the same background load, on a shared
+    machine); with the CPU ms the server's processes spend per request and per batch env step."""
+    keys = ("reset+step 64 clients", "batch step 256 sessions", "server CPU ms per request",
+            "server CPU ms per batch env step")
+    rates: dict[str, dict[str, list[float]]] = {key: {"one": [], "many": []} for key in keys}
     for _ in range(rounds):
-        for key, url in (("one", one_url), ("many", many_url)):
-            before, start = _cpu_s(pids[key]) if pids else 0.0, time.perf_counter()
+        for key, (pid, url) in (("one", one), ("many", many)):
+            before, start = tree_cpu_s(pid), time.perf_counter()
             rate = asyncio.run(lean_round_trips(url, 64, seconds))
-            if pids:
-                trips = rate * (time.perf_counter() - start)  # near enough: the sessions' creation is a sliver
-                rates["server process CPU ms per round trip"][key].append(1000 * (_cpu_s(pids[key]) - before) / trips)
+            trips = rate * (time.perf_counter() - start)  # near enough: the sessions' creation is a sliver
+            rates["server CPU ms per request"][key].append(1000 * (tree_cpu_s(pid) - before) / trips)
             rates["reset+step 64 clients"][key].append(rate)
-            rates["batch step 256 sessions"][key].append(batch_steps(url, 256, seconds)["steps_per_s"])
+            batch = batch_steps(url, 256, seconds, pid)
+            rates["batch step 256 sessions"][key].append(batch["steps_per_s"])
+            rates["server CPU ms per batch env step"][key].append(batch["cpu_us"] / 1000)
     return rates
-
-
-def _cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) one process has used, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 QUESTIONS = ["capital of Peru", "currency of Norway", "population of Lima", "Economy of Chile"]
@@ -208,20 +249,22 @@ def _step_all(http: httpx.Client, ids: list[str]) -> int:
     return len(results)
 
 
-def batch_steps(url: str, sessions: int, seconds: float) -> dict[str, float]:
+def batch_steps(url: str, sessions: int, seconds: float, pid: int) -> dict[str, float]:
+    """Env steps/s of batch step over ``sessions`` sessions, the p50/p99 of a batch request, and the server's
+    (process ``pid``'s tree's) CPU us per env step."""
     with httpx.Client(base_url=url, timeout=120) as http:
         ids = _open(http, sessions)
-        steps, latencies, start = 0, [], time.perf_counter()
+        steps, latencies, start, cpu = 0, [], time.perf_counter(), tree_cpu_s(pid)
         while time.perf_counter() - start < seconds:
             t = time.perf_counter()
             steps += _step_all(http, ids)
             latencies.append(time.perf_counter() - t)
-        rate = steps / (time.perf_counter() - start)
+        rate, cpu_us = steps / (time.perf_counter() - start), 1e6 * (tree_cpu_s(pid) - cpu) / steps
         for sid in ids:
             http.delete(f"/v1/sessions/{sid}")
     latencies.sort()
     return {"steps_per_s": rate, "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))], "cpu_us": cpu_us}
 
 
 def batch_episodes(url: str, sessions: int, seconds: float, batch_reset: bool) -> float:
@@ -248,9 +291,100 @@ def batch_episodes(url: str, sessions: int, seconds: float, batch_reset: bool) -
     return rate
 
 
+LOADS = ("reset+step, 1 client", "reset+step, 32 clients", "batch step, 256 sessions")
+
+
+def run_rounds(servers: dict[str, tuple[subprocess.Popen, str]], seconds: float, rounds: int
+               ) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """Every load on every server, ``rounds`` times, each round's servers adjacent in time (in an order that
+    alternates from round to round): load -> server -> one result a round."""
+    results: dict[str, dict[str, list[dict[str, float]]]] = {load: {} for load in LOADS}
+    for i in range(rounds):
+        order = list(servers) if i % 2 == 0 else list(reversed(servers))
+        for load in LOADS:
+            for name in order:
+                proc, url = servers[name]
+                if load.startswith("batch"):
+                    if name in FLOORS:
+                        continue
+                    outcome = batch_steps(url, 256, seconds, proc.pid)
+                    outcome = {"rate": outcome.pop("steps_per_s"), **outcome}
+                else:
+                    clients = 1 if "1 client" in load else 32
+                    outcome = asyncio.run(round_trips(url, name in FLOORS, clients, seconds, proc.pid))
+                    outcome = {"rate": outcome.pop("rt_per_s"), **outcome}
+                results[load].setdefault(name, []).append(outcome)
+    return results
+
+
+def _cpus(text: str) -> set[int]:
+    """``0``, ``0,2``, ``0-3`` or ``all`` as CPU numbers."""
+    if text == "all":
+        return set(os.sched_getaffinity(0))
+    cpus: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def _cpu_list(cpus: set[int]) -> str:
+    return f"CPU{'s' if len(cpus) > 1 else ''} {','.join(map(str, sorted(cpus)))}"
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as ``lscpu`` shows it (from /proc/cpuinfo)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return "unknown CPU"
+
+
+def _median_ratio(values: list[dict[str, float]], bases: list[dict[str, float]]) -> str:
+    ratios = sorted(v["rate"] / b["rate"] for v, b in zip(values, bases))
+    spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
+    return f"{statistics.median(ratios):.2f}{spread}"
+
+
+def print_rows(results: dict[str, dict[str, list[dict[str, float]]]]) -> None:
+    print(f"{'load':<26} {'server':<18} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU us':>8}  "
+          f"{'x floor (rounds)':<18} {'x floor+env (rounds)':<20}")
+    for load, by_server in results.items():
+        for name, outcomes in by_server.items():
+            floor = by_server.get("floor") if not load.startswith("batch") else None
+            row = [f"{statistics.median(o[key] for o in outcomes):>8.{2 if 'ms' in key else 0}f}"
+                   for key in ("rate", "p50_ms", "p99_ms", "cpu_us")]
+            print(f"{load:<26} {name:<18} {' '.join(row)}  {_median_ratio(outcomes, floor) if floor else '':<18} "
+                  f"{_median_ratio(outcomes, by_server['floor+env']):<20}")
+    print("per s: requests (round trips: a reset or a step each) or env steps; p50/p99: of one request; CPU us: the server's CPU "
+          "time per request or env step; medians of the rounds, ratios the medians of the rounds' ratios")
+
+
+def print_compared(compared: dict[str, dict[str, dict[str, list[float]]]], rounds: int, cpus: str) -> None:
+    for mode, by_load in compared.items():
+        for load, rates in by_load.items():
+            for key, name in (("one", "one process"), ("many", mode)):
+                unit = "env steps/s" if "batch step" in load else "" if "CPU" in load else "requests/s"
+                print(f"{f'{load}, {name}':<54} {statistics.median(rates[key]):>10.{3 if 'CPU' in load else 0}f} "
+                      f"{unit} median of {rounds} rounds")
+            if "CPU" not in load:
+                ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
+                print(f"{f'  {mode} / one process':<54} {statistics.median(ratios):>10.2f}x median of the rounds' "
+                      f"ratios ({', '.join(f'{r:.2f}' for r in ratios)}); {cpus}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="Length of one measurement.")
+    parser.add_argument("--rounds", type=int, default=3, help="Interleaved rounds of every comparison.")
+    two = len(os.sched_getaffinity(0)) >= 2
+    parser.add_argument("--server-cpus", default="0" if two else "all",
+                        help="CPUs of the four servers compared (0, 0-1, 0,2 or all) [default: 0 where there are "
+                             "two CPUs or more].")
+    parser.add_argument("--client-cpus", default="1" if two else "all",
+                        help="CPUs of the benchmark's clients [default: 1 where there are two CPUs or more].")
+    parser.add_argument("--scaling-cpus", default="all",
+                        help="CPUs of the servers of the --processes and --ray comparisons [default: all].")
     parser.add_argument("--json", default=None)
     parser.add_argument("--workers", type=int, default=None,
                         help="agentgym serve --workers (env threads; default: the server's).")
@@ -258,69 +392,61 @@ def main() -> None:
                         help="Also compare agentgym serve --processes N with one process (reset+step at 64 "
                              "clients, batch step over 256 sessions).")
     parser.add_argument("--ray", action="store_true",
-                        help="Also compare agentgym serve --ray local with the in-process server (the same loads).")
-    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of those comparisons.")
+                        help="Also compare agentgym serve --ray local with one process (the same loads).")
+    parser.add_argument("--skip-episodes", action="store_true", help="Leave out the batched-episode rows.")
+    parser.add_argument("--before", metavar="DIR", default=None,
+                        help="Also serve agentgym from the package in DIR (on PYTHONPATH; e.g. `git archive HEAD~1 "
+                             "agentgym | tar -x -C DIR`) in the same rounds: before and after a change, under the same "
+                             "load.")
     args = parser.parse_args()
-    uvicorn_args = ["--log-level", "warning", "--no-access-log"]
+    server_cpus, client_cpus, scaling_cpus = _cpus(args.server_cpus), _cpus(args.client_cpus), _cpus(args.scaling_cpus)
+    os.sched_setaffinity(0, client_cpus)  # the clients; each server gets its own CPUs as it starts
     workers = ["--workers", str(args.workers)] if args.workers else []
-    ours, our_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers], HERE.parent)
-    floor, floor_url = start(["-m", "uvicorn", "floor_app:app", *uvicorn_args], HERE)
-    # the floor as plain uvicorn serves it (asyncio + h11): the stack the server extra installed when issue 18
-    # set its 0.95x target
-    floor_h11, floor_h11_url = start(["-m", "uvicorn", "floor_app:app", "--loop", "asyncio", "--http", "h11",
-                                      *uvicorn_args], HERE)
-    servers = [ours, floor, floor_h11]
-    rows, compared = {}, {}
+    conditions = {"cpu": cpu_model(), "cpus": os.cpu_count(), "load_average_start": os.getloadavg(),
+                  "server_cpus": sorted(server_cpus), "client_cpus": sorted(client_cpus),
+                  "scaling_cpus": sorted(scaling_cpus), "seconds": args.seconds, "rounds": args.rounds}
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    episodes: dict[str, float] = {}
+    compared: dict[str, dict[str, dict[str, list[float]]]] = {}
     try:
-        for clients in (1, 32):
-            rows[f"floor {clients} client(s)"] = asyncio.run(round_trips(floor_url, True, clients, args.seconds))
-            rows[f"floor asyncio+h11 {clients} client(s)"] = asyncio.run(
-                round_trips(floor_h11_url, True, clients, args.seconds))
-            rows[f"agentgym reset+step {clients} client(s)"] = asyncio.run(
-                round_trips(our_url, False, clients, args.seconds))
-        batch = batch_steps(our_url, 256, args.seconds)
-        episodes = {mode: batch_episodes(our_url, 256, args.seconds, mode == "batched")
-                    for mode in ("batched", "one by one")}
+        for name, (command, cwd, _) in SERVERS.items():
+            servers[name] = start([*command, *(workers if name == "agentgym" else [])], cwd, server_cpus)
+        if args.before:
+            before = Path(args.before).resolve()  # its directory first on sys.path (python -m puts it there)
+            servers["agentgym (before)"] = start([*SERVERS["agentgym"][0], *workers], before, server_cpus,
+                                                 {"PYTHONPATH": str(before)})
+        results = run_rounds(servers, args.seconds, args.rounds)
+        if not args.skip_episodes:
+            episodes = {mode: batch_episodes(servers["agentgym"][1], 256, args.seconds, mode == "batched")
+                        for mode in ("batched", "one by one")}
+        serve = ["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers]
+        if args.processes > 1 or args.ray:
+            servers["one process"] = start(serve, HERE.parent, scaling_cpus)
         if args.processes > 1:
-            many, many_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers,
-                                    "--processes", str(args.processes)], HERE.parent)
-            servers.append(many)
-            wait_for_processes(many_url, args.processes)
-            compared[f"--processes {args.processes}"] = compare_processes(our_url, many_url, args.seconds,
-                                                                           args.rounds)
+            servers["many"] = start([*serve, "--processes", str(args.processes)], HERE.parent, scaling_cpus)
+            wait_for_processes(servers["many"][1], args.processes)
+            compared[f"--processes {args.processes}"] = compare_processes(
+                *((servers[key][0].pid, servers[key][1]) for key in ("one process", "many")), args.seconds,
+                args.rounds)
         if args.ray:
-            on_ray, ray_url = start(["-m", "agentgym.cli", "serve", ENV_ID, "--max-sessions", "4096", *workers,
-                                     "--ray", "local"], HERE.parent, {"RAY_AUTH_MODE": "disabled"})
-            servers.append(on_ray)
-            compared["--ray local"] = compare_processes(our_url, ray_url, args.seconds, args.rounds,
-                                                        {"one": ours.pid, "many": on_ray.pid})
+            servers["ray"] = start([*serve, "--ray", "local"], HERE.parent, scaling_cpus, {"RAY_AUTH_MODE": "disabled"})
+            compared["--ray local"] = compare_processes(
+                *((servers[key][0].pid, servers[key][1]) for key in ("one process", "ray")), args.seconds,
+                args.rounds)
     finally:
-        for proc in servers:
+        for proc, _ in servers.values():
             proc.terminate()
             proc.wait()
-    print(f"{'benchmark':<40} {'round trips/s':>14} {'p50 ms':>8} {'p99 ms':>8} {'x floor':>8}")
-    for clients in (1, 32):
-        base = rows[f"floor {clients} client(s)"]["rt_per_s"]
-        for name in (f"floor {clients} client(s)", f"floor asyncio+h11 {clients} client(s)",
-                     f"agentgym reset+step {clients} client(s)"):
-            r = rows[name]
-            print(f"{name:<40} {r['rt_per_s']:>14.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
-                  f"{r['rt_per_s'] / base:>8.2f}")
-    print(f"{'agentgym batch step, 256 sessions':<40} {batch['steps_per_s']:>14.0f} {batch['p50_ms']:>8.2f} "
-          f"{batch['p99_ms']:>8.2f}  env steps/s; ms per batch request")
+    conditions["load_average_end"] = os.getloadavg()
+    print(f"{conditions['cpu']}, {conditions['cpus']} CPUs; load average {conditions['load_average_start'][0]:.1f} "
+          f"at the start, {conditions['load_average_end'][0]:.1f} at the end; servers on {_cpu_list(server_cpus)}, "
+          f"client on {_cpu_list(client_cpus)}; {args.rounds} interleaved rounds of {args.seconds:g} s")
+    print_rows(results)
     for mode, rate in episodes.items():
-        print(f"{'batched episodes, resets ' + mode:<40} {rate:>14.0f} env calls/s")
-    for mode, by_load in compared.items():
-        for load, rates in by_load.items():
-            ratios = [many / one for one, many in zip(rates["one"], rates["many"])]
-            for key, name in (("one", "one process"), ("many", mode)):
-                unit = "env steps/s" if "batch" in load else "ms" if "CPU" in load else "round trips/s"
-                print(f"{f'{load}, {name}':<40} {statistics.median(rates[key]):>14.{2 if 'CPU' in load else 0}f}  "
-                      f"{unit}, median of {args.rounds} rounds")
-            print(f"{f'  {mode} / one process':<40} {statistics.median(ratios):>14.2f}x  median of "
-                  f"the rounds' ratios ({', '.join(f'{r:.2f}' for r in ratios)}; {os.cpu_count()} CPUs)")
+        print(f"agentgym batched episodes (reset + 3 steps, 256 sessions), resets {mode}: {rate:.0f} env calls/s")
+    print_compared(compared, args.rounds, f"servers on {_cpu_list(scaling_cpus)}, client on {_cpu_list(client_cpus)}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"round_trips": rows, "batch_step": batch,
+        Path(args.json).write_text(json.dumps({"conditions": conditions, "rows": results,
                                                "batched_episodes_calls_per_s": episodes,
                                                "compared": compared}, indent=2) + "\n")
 

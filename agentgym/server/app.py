@@ -109,6 +109,9 @@ class _Policy:
 
     def __init__(self, *, token: str | None, max_body_bytes: int, metrics: _Metrics) -> None:
         self.token, self.max_body_bytes, self.metrics = token, max_body_bytes, metrics
+        # (route, status) -> its counter and histogram: labels() looks the child up under a lock, every request
+        # (bounded: the routes are the app's, the statuses the few it answers with)
+        self._observers: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     def deny(self, scope: Scope) -> ApiError | None:
         """The error for a request refused on its headers alone, or None."""
@@ -126,8 +129,12 @@ class _Policy:
         return ApiError(413, "payload_too_large", f"Request bodies are limited to {self.max_body_bytes} bytes.")
 
     def observe(self, route: str, status: int, start: float) -> None:
-        self.metrics.requests.labels(route, str(status)).inc()
-        self.metrics.latency.labels(route).observe(time.perf_counter() - start)
+        observers = self._observers.get((route, status))
+        if observers is None:
+            observers = self._observers[route, status] = (self.metrics.requests.labels(route, str(status)),
+                                                          self.metrics.latency.labels(route))
+        observers[0].inc()
+        observers[1].observe(time.perf_counter() - start)
 
 
 class _Guard:

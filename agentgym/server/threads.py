@@ -1,18 +1,26 @@
 """Worker threads for env code: the event loop never runs env code, and hands it off cheaply.
 
 Every env call the server makes (create, reset, step, close) is a job for these
-threads. Compared with a generic ``to_thread``, a hand-off costs one queue put on
-the way out and, on the way back, one wake-up of the event loop per *batch* of
-finished jobs: under load, results that finish while the loop is busy are
-delivered together.
+threads. A hand-off wakes one idle thread on the way out and, on the way back,
+wakes the event loop once per *batch* of finished jobs (under load, results that
+finish while the loop is busy are delivered together).
+
+Both wake-ups are writes to a file descriptor (a pipe the idle threads read; an
+eventfd the loop watches), and ``os.write`` releases the GIL before its system
+call. That is the point: a wake-up made while holding the GIL (``queue.put``,
+``call_soon_threadsafe``) lets the woken thread preempt the waker on a shared
+core only to wait for the GIL the waker still holds: an empty job's hand-off took
+~6 context switches, and takes ~2 (``benchmarks/bench_hot_path.py`` counts them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
-import queue
+import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -24,6 +32,7 @@ DEFAULT_THREADS = min(32, (os.cpu_count() or 1) + 4)
 
 T = TypeVar("T")
 _STOP = object()
+_Outcome = tuple["asyncio.Future[Any]", bool, Any]  # (future, ok, result or exception)
 
 
 class EnvThreads:
@@ -33,74 +42,170 @@ class EnvThreads:
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}.")
         self.size, self.name = size, name
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0  # threads waiting for a job
-        self._queued = 0  # jobs put and not yet taken
         self._lock = threading.Lock()
-        self._done: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        self._crew: _Crew | None = None  # the threads taking jobs now; a shutdown retires them
+        self._channels: dict[asyncio.AbstractEventLoop, _Channel] = {}
 
     async def run(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` in a worker thread and return its result (or raise its exception)."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        channel = self._channels.get(loop) or self._open_channel(loop)
+        future: asyncio.Future[T] = loop.create_future()
+        thread = None
         with self._lock:
-            self._queued += 1
-            start_thread = self._queued > self._idle and len(self._threads) < self.size
-        self._jobs.put((fn, future))
-        if start_thread:
-            thread = threading.Thread(target=self._work, args=(self._jobs,), daemon=True,
-                                      name=f"{self.name}-{len(self._threads)}")
-            self._threads.append(thread)
+            crew = self._crew
+            if crew is None:
+                crew = self._crew = _Crew()
+            crew.jobs.append((fn, future, channel))
+            wake = crew.idle > 0
+            if wake:
+                crew.idle -= 1  # that thread's wake-up is this job's: each idle thread reads one byte
+            elif len(crew.threads) < self.size:
+                thread = threading.Thread(target=self._work, args=(crew,), daemon=True,
+                                          name=f"{self.name}-{len(crew.threads)}")
+                crew.threads.append(thread)
+        if wake:
+            os.write(crew.write_fd, b"\0")  # the GIL is released first: the woken thread runs at once
+        elif thread is not None:
             thread.start()
         return await future
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop the threads once the queued jobs are done; a later ``run`` starts new ones."""
         with self._lock:
-            jobs, threads = self._jobs, self._threads
-            self._jobs, self._threads, self._idle, self._queued = queue.SimpleQueue(), [], 0, 0
-        for _ in threads:
-            jobs.put(_STOP)
+            crew, self._crew = self._crew, None
+            if crew is not None:
+                crew.jobs.extend(_STOP for _ in crew.threads)  # after the queued jobs
+                idle, crew.idle = crew.idle, 0
+        if crew is None:
+            return
+        if idle:
+            os.write(crew.write_fd, b"\0" * idle)
+        here = _running_loop()
+        with self._lock:  # another thread's running loop keeps its channel
+            mine = [loop for loop in list(self._channels) if loop is here or loop.is_closed()]
+            channels = [self._channels.pop(loop) for loop in mine]
+        for channel in channels:
+            channel.detach()
         if wait:
-            for thread in threads:
+            for thread in crew.threads:
                 thread.join()
 
+    def _open_channel(self, loop: asyncio.AbstractEventLoop) -> _Channel:
+        channel = _Channel(loop)
+        with self._lock:  # loops in other threads may open theirs at the same time
+            self._channels[loop] = channel
+            closed = [other for other in list(self._channels) if other.is_closed()]
+            dropped = [self._channels.pop(other) for other in closed]
+        for other in dropped:  # their loops are closed: nothing watches them any more
+            other.detach()
+        return channel
+
     # ---- worker side ----------------------------------------------------------
-    def _work(self, jobs: queue.SimpleQueue[Any]) -> None:
+    def _work(self, crew: _Crew) -> None:
         while True:
             with self._lock:
-                current = jobs is self._jobs  # threads of a shut-down generation keep no counts
-                if current:
-                    self._idle += 1
-            job = jobs.get()
+                job = crew.jobs.popleft() if crew.jobs else None
+                if job is None:
+                    crew.idle += 1
+            if job is None:
+                os.read(crew.read_fd, 1)  # blocks, without the GIL, until a run() or a shutdown claims this thread
+                continue
             if job is _STOP:
+                crew.stopped()
                 return
-            with self._lock:
-                if current and jobs is self._jobs:
-                    self._idle -= 1
-                    self._queued -= 1
-            fn, future = job
+            fn, future, channel = job
             try:
                 outcome = (future, True, fn())
             except BaseException as e:  # noqa: BLE001 - handed to the awaiting coroutine
                 outcome = (future, False, e)
-            loop = future.get_loop()
-            with self._lock:
-                pending = self._done.get(loop)
-                if pending is None:  # the loop has no delivery scheduled: schedule one
-                    self._done[loop] = [outcome]
-                else:
-                    pending.append(outcome)
-            if pending is None:
-                try:
-                    loop.call_soon_threadsafe(self._deliver, loop)
-                except RuntimeError:  # the loop is closed: nobody awaits the result any more
-                    with self._lock:
-                        self._done.pop(loop, None)
+            channel.put(outcome)
+            del job, fn, future, channel, outcome  # no finished job's objects live on while this thread waits
 
-    def _deliver(self, loop: asyncio.AbstractEventLoop) -> None:
+
+class _Crew:
+    """One generation of threads: their job queue, how many wait for a job, and the pipe that wakes them (one
+    byte for each waiting thread claimed). A shutdown queues one stop per thread; the last to stop closes the pipe,
+    after every byte written to it was read (each waiting thread reads one before it can stop)."""
+
+    def __init__(self) -> None:
+        self.jobs: collections.deque[Any] = collections.deque()
+        self.threads: list[threading.Thread] = []
+        self.idle = 0
+        self.read_fd, self.write_fd = os.pipe()  # readers of a pipe wait exclusively: a byte wakes one thread
+        self._running = 0
+        self._lock = threading.Lock()
+
+    def stopped(self) -> None:
         with self._lock:
-            done = self._done.pop(loop, [])
+            self._running += 1
+            last = self._running == len(self.threads)
+        if last:
+            os.close(self.read_fd)
+            os.close(self.write_fd)
+
+
+class _Channel:
+    """Where one event loop's finished jobs wait, and the file descriptor the loop watches for them.
+
+    A thread that finishes a job appends its outcome; the first outcome after a delivery writes the descriptor,
+    which wakes the loop (``add_reader``), and the loop delivers everything appended by then. Detached (at a
+    shutdown, or where the loop cannot watch descriptors), outcomes go through ``call_soon_threadsafe``. The
+    descriptor is closed when the channel is collected: never while a thread still holds it to write."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._done: list[_Outcome] = []
+        self._lock = threading.Lock()
+        if hasattr(os, "eventfd"):
+            self._read_fd = self._write_fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+            self._signal = (1).to_bytes(8, sys.byteorder)
+        else:
+            self._read_fd, self._write_fd = os.pipe()
+            os.set_blocking(self._read_fd, False)
+            os.set_blocking(self._write_fd, False)
+            self._signal = b"\0"
+        weakref.finalize(self, _close, {self._read_fd, self._write_fd})
+        try:
+            loop.add_reader(self._read_fd, self._deliver)
+            self._attached = True
+        except NotImplementedError:  # a loop without add_reader (Windows' proactor)
+            self._attached = False
+
+    def put(self, outcome: _Outcome) -> None:
+        """Called by a worker thread: hand ``outcome`` to the loop."""
+        with self._lock:
+            self._done.append(outcome)
+            first, attached = len(self._done) == 1, self._attached
+        if not first:  # a wake-up is on its way
+            return
+        if attached:
+            try:
+                os.write(self._write_fd, self._signal)
+            except BlockingIOError:  # full: the loop has wake-ups to read already
+                pass
+            return
+        try:
+            self.loop.call_soon_threadsafe(self._deliver)
+        except RuntimeError:  # the loop is closed: nobody awaits the result any more
+            pass
+
+    def detach(self) -> None:
+        """From the loop's thread (or once it is closed): stop watching, deliver what is done, hand later
+        outcomes over with ``call_soon_threadsafe``."""
+        with self._lock:
+            attached, self._attached = self._attached, False
+        if attached and not self.loop.is_closed():
+            self.loop.remove_reader(self._read_fd)
+            self._deliver()
+
+    def _deliver(self) -> None:
+        try:
+            os.read(self._read_fd, 4096)  # before taking the outcomes: a write after this one wakes the loop again
+        except BlockingIOError:
+            pass
+        with self._lock:
+            done, self._done = self._done, []
         for future, ok, value in done:
             if future.done():  # the awaiting coroutine was cancelled
                 continue
@@ -108,3 +213,15 @@ class EnvThreads:
                 future.set_result(value)
             else:
                 future.set_exception(value)
+
+
+def _close(fds: set[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 import threading
 import time
 
@@ -96,3 +98,55 @@ def test_bad_size_and_default() -> None:
     with pytest.raises(ValueError, match="size must be >= 1"):
         EnvThreads(0)
     assert 1 <= DEFAULT_THREADS <= 32
+
+
+def test_a_job_in_flight_at_shutdown_still_answers() -> None:
+    pool = EnvThreads(1)
+    release = threading.Event()
+
+    async def main() -> str:
+        waiting = asyncio.create_task(pool.run(lambda: (release.wait(5), "done")[1]))
+        await asyncio.sleep(0.05)
+        pool.shutdown(wait=False)  # on the loop's thread, as the server's lifespan does: the loop stops watching
+        release.set()
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(main()) == "done"
+
+
+def test_loops_in_several_threads_share_a_pool() -> None:
+    pool = EnvThreads(2)
+    results: list[list[int]] = []
+
+    def one_loop(offset: int) -> None:
+        async def main() -> list[int]:
+            return await asyncio.gather(*(pool.run(lambda i=i: offset + i) for i in range(50)))
+
+        results.append(asyncio.run(main()))
+
+    loops = [threading.Thread(target=one_loop, args=(offset,)) for offset in (0, 1000, 2000)]
+    for thread in loops:
+        thread.start()
+    for thread in loops:
+        thread.join(10)
+    assert sorted(results) == [list(range(o, o + 50)) for o in (0, 1000, 2000)]
+    assert asyncio.run(pool.run(lambda: "a new loop, no shutdown between")) == "a new loop, no shutdown between"
+    pool.shutdown()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts file descriptors in /proc")
+def test_no_file_descriptor_outlives_the_pool() -> None:
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    for _ in range(20):
+        pool = EnvThreads(3)
+
+        async def main(pool: EnvThreads = pool) -> list[int]:
+            return await asyncio.gather(*(pool.run(lambda i=i: i) for i in range(10)))
+
+        assert asyncio.run(main()) == list(range(10))
+        pool.shutdown()
+    gc.collect()
+    assert open_fds() <= before

@@ -1,0 +1,48 @@
+"""The Search-R1 recipe's held-out table (docs/training/README.md): exact match with its 95% interval, the share
+of episodes that search, exact match by question type, and the pairing against the first results file.
+
+    python scripts/search_r1_table.py base=runs/search-r1/eval-base.jsonl sft=runs/search-r1/eval-sft.jsonl ...
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from agentgym.envs.search.data import bundled_qa_files
+from agentgym.eval.results import load_results
+from agentgym.eval.stats import wilson_ci
+
+
+def main(argv: list[str]) -> None:
+    if not argv or any("=" not in a for a in argv):
+        raise SystemExit("usage: search_r1_table.py NAME=RESULTS.jsonl ... (the first is the one others pair with)")
+    types = {}
+    for path in bundled_qa_files().values():
+        for line in Path(path).read_text().splitlines():
+            row = json.loads(line)
+            types[row["id"]] = row["metadata"]["type"]
+    runs = {name: {r["task_id"]: r for r in load_results(Path(path))}
+            for name, path in (a.split("=", 1) for a in argv)}
+    first = next(iter(runs.values()))
+    print("| run | exact match [95% CI] | episodes that search | single-hop | bridge | comparison | paired vs first |")
+    print("|---|---|---|---|---|---|---|")
+    for name, rows in runs.items():
+        n, em = len(rows), sum(bool(r["correct"]) for r in rows.values())
+        low, high = wilson_ci(em, n)
+        searched = sum(r["tool_calls"] > 0 for r in rows.values())
+        right, total = Counter(), Counter()
+        for task, r in rows.items():
+            total[types.get(task, "?")] += 1
+            right[types.get(task, "?")] += bool(r["correct"])
+        gained = sum(1 for t, r in rows.items() if r["correct"] and not first.get(t, {}).get("correct"))
+        lost = sum(1 for t, r in rows.items() if not r["correct"] and first.get(t, {}).get("correct"))
+        cells = [f"{right[k]}/{total[k]}" for k in ("single-hop", "bridge", "comparison")]
+        print(f"| {name} | {em}/{n} = {em / n:.1%} [{low:.2f}, {high:.2f}] | {searched}/{n} | {' | '.join(cells)} "
+              f"| +{gained} / -{lost} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -284,14 +284,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         bf16=False, fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=True,
         save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
     )
-    peft_config = None
-    if config.lora:
-        try:
-            from peft import LoraConfig
-        except ImportError as e:
-            raise DependencyNotInstalled("LoRA (peft)", "pip install peft") from e
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, task_type="CAUSAL_LM",
-                                 target_modules="all-linear")
+    peft_config = lora_config(config)
     stats = RolloutStats()
     rollouts = _Rollouts(config, tokenizer, stats)
     trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
@@ -429,6 +422,18 @@ def _train(config: TrainConfig, console: Any, model: Any, tokenizer: Any) -> Pat
     final = save_final(trainer, out / "final")
     write_model_card(final, start_model=config.model, method="GRPO", run=out)
     return final
+
+
+def lora_config(config: Any) -> Any:
+    """PEFT's LoRA config of a run's ``lora``/``lora_r``/``lora_alpha`` fields (GRPO's and SFT's), or None."""
+    if not config.lora:
+        return None
+    try:
+        from peft import LoraConfig
+    except ImportError as e:
+        raise DependencyNotInstalled("LoRA (peft)", "pip install peft") from e
+    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, task_type="CAUSAL_LM",
+                      target_modules="all-linear")
 
 
 def save_final(trainer: Any, final: Path) -> Path:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
+from agentgym.errors import ConfigError, DataError
 from agentgym.trainer.callbacks import MetricsLog, _fmt
 from agentgym.trainer.sft_config import SFTConfig
 from agentgym.trainer.stats import RolloutStats
@@ -135,7 +135,7 @@ class SFTMetricsLog(MetricsLog):
 def build_sft_trainer(config: SFTConfig, *, model: Any = None, tokenizer: Any = None,
                       console: Any = None) -> tuple[Any, SFTData]:
     """A ready TRL ``SFTTrainer`` on ``config.data`` and the sequences it trains on."""
-    from agentgym.trainer.grpo import _has, _require
+    from agentgym.trainer.grpo import _has, _require, lora_config
 
     _require()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -166,14 +166,7 @@ def build_sft_trainer(config: SFTConfig, *, model: Any = None, tokenizer: Any = 
         bf16=False, fp16=False, disable_tqdm=True, dataloader_num_workers=0, max_length=None, packing=False,
         save_only_model=False, activation_checkpointing=config.gradient_checkpointing,
     )
-    peft_config = None
-    if config.lora:
-        try:
-            from peft import LoraConfig
-        except ImportError as e:
-            raise DependencyNotInstalled("LoRA (peft)", "pip install peft") from e
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, task_type="CAUSAL_LM",
-                                 target_modules="all-linear")
+    peft_config = lora_config(config)
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(data.rows),
                          processing_class=tokenizer, peft_config=peft_config,
                          callbacks=[SFTMetricsLog(config, console)])

@@ -1,0 +1,36 @@
+"""scripts/search_r1_table.py: the Search-R1 recipe's held-out table from real eval results files."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.runner import run_plan
+from agentgym.eval.suites import SuiteEntry
+from agentgym.policies import make_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _play(path: Path, policy: str, **env_kwargs) -> None:
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", split="test", episodes=6, env_kwargs=env_kwargs)], seed=0)
+    run_plan(plan, lambda: make_policy(policy, seed=0), results_path=path)
+
+
+def test_table_counts_exact_match_searches_types_and_pairs(tmp_path, capsys):
+    _play(tmp_path / "oracle.jsonl", "oracle")
+    _play(tmp_path / "nosearch.jsonl", "oracle", search=False)
+    _play(tmp_path / "empty.jsonl", "empty")
+    main = runpy.run_path(str(ROOT / "scripts" / "search_r1_table.py"))["main"]
+    main([f"empty={tmp_path / 'empty.jsonl'}", f"oracle={tmp_path / 'oracle.jsonl'}",
+          f"nosearch={tmp_path / 'nosearch.jsonl'}"])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "| 0/6 = 0.0% " in rows["empty"] and "| 0/6 |" in rows["empty"] and rows["empty"].endswith("+0 / -0 |")
+    assert "| 6/6 = 100.0% " in rows["oracle"] and "| 6/6 |" in rows["oracle"]  # every oracle episode searches
+    assert rows["oracle"].endswith("+6 / -0 |")
+    assert "| 6/6 = 100.0% " in rows["nosearch"] and "| 0/6 |" in rows["nosearch"]  # the oracle answers at once
+    with pytest.raises(SystemExit, match="usage"):
+        main(["no-equals-sign"])

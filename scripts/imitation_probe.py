@@ -10,7 +10,9 @@ the mean negative log-likelihood (nats a token) and the top-1 accuracy of
 - ``observation``: every observation token (mask 0: the chat glue, tags, the
   interpreter's text),
 - ``interpreter_digits``: the digits inside ``<interpreter>...</interpreter>``,
-  i.e. the product the tool computed, which the policy cannot know.
+  i.e. the product the tool computed, which the policy cannot know,
+- ``passage``: the retrieved text inside ``<information>...</information>``
+  (SearchQA), which a policy trained on it may learn to write itself.
 
 A model trained with observation tokens in its loss (``--no-mask-observations``)
 has been taught to predict those tokens as if it had written them: the probe
@@ -19,6 +21,9 @@ shows how far it went. Prints one JSON object.
     OMP_NUM_THREADS=1 python scripts/imitation_probe.py --config docs/training/mathtool-tooluse.yaml \\
         --reference hf:runs/mathtool-tooluse/final \\
         --models smollm2 hf:runs/mathtool-tooluse/final hf:runs/mathtool-tooluse-unmasked/final
+    OMP_NUM_THREADS=1 python scripts/imitation_probe.py --config docs/training/searchqa-search-r1.yaml \\
+        --reference hf:runs/search-r1-sft/final \\
+        --models hf:runs/search-r1-sft/final hf:runs/search-r1-rl/final hf:runs/search-r1-rl-unmasked/final
 """
 
 from __future__ import annotations
@@ -26,29 +31,43 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from typing import Any
 
 
+_REGIONS = (("interpreter", re.compile(r"<interpreter>(.*?)(?:</interpreter>|$)", re.S)),
+            ("passage", re.compile(r"<information>(.*?)(?:</information>|$)", re.S)))
+
+
 def _segments(tokenizer: Any, ids: list[int], mask: list[int]) -> list[str]:
-    """Each completion token's class: ``model``, ``interpreter_digits`` or ``observation``."""
+    """Each completion token's class: ``model`` (mask 1), ``interpreter_digits`` (a digit token inside
+    ``<interpreter>...</interpreter>``), ``passage`` (a token wholly inside ``<information>...</information>``:
+    the retrieved text) or ``observation`` (the rest: chat glue, tags, the interpreter's other text)."""
     kinds: list[str] = []
-    inside = False
-    text = ""
-    for token, m in zip(ids, mask):
-        piece = tokenizer.decode([token])
-        if m:
+    i = 0
+    while i < len(ids):
+        if mask[i]:
             kinds.append("model")
-            inside, text = False, ""
+            i += 1
             continue
-        text += piece
-        if inside and piece.strip().isdigit():
-            kinds.append("interpreter_digits")
-        else:
-            kinds.append("observation")
-        if "</interpreter>" in text:
-            inside, text = False, ""
-        elif "<interpreter>" in text:
-            inside = True
+        j = i
+        while j < len(ids) and not mask[j]:
+            j += 1
+        pieces = [tokenizer.decode([t]) for t in ids[i:j]]  # one observation: its text, and each token's span
+        text, spans = "", []
+        for piece in pieces:
+            spans.append((len(text), len(text) + len(piece)))
+            text += piece
+        regions = [(name, m.start(1), m.end(1)) for name, pattern in _REGIONS for m in pattern.finditer(text)]
+        for piece, (a, b) in zip(pieces, spans):
+            inside = next((name for name, start, end in regions if start <= a and b <= end and a < b), None)
+            if inside == "interpreter" and piece.strip().isdigit():
+                kinds.append("interpreter_digits")
+            elif inside == "passage":
+                kinds.append("passage")
+            else:
+                kinds.append("observation")
+        i = j
     return kinds
 
 

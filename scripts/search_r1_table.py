@@ -1,5 +1,7 @@
 """The Search-R1 recipe's held-out table (docs/training/README.md): exact match with its 95% interval, the share
-of episodes that search, exact match by question type, and the pairing against the first results file.
+of episodes that search, exact match by question type, the episodes in which the model wrote retrieved text itself
+(the failure the masking ablation looks for: an ``<information>`` block, a passage header, or 8 words in a row of a
+passage it was shown, in one of its own turns), and the pairing against the first results file.
 
     python scripts/search_r1_table.py base=runs/search-r1/eval-base.jsonl sft=runs/search-r1/eval-sft.jsonl ...
 """
@@ -16,6 +18,28 @@ from agentgym.eval.results import load_results
 from agentgym.eval.stats import wilson_ci
 
 
+COPIED_WORDS = 8
+
+
+def writes_passages(transcript: list[dict]) -> bool:
+    """Whether a model turn of the episode holds retrieved text: the tags or header the search tool writes, or
+    ``COPIED_WORDS`` words in a row of an observation it was shown before that turn."""
+    seen: set[tuple[str, ...]] = set()
+    task_read = False
+    for message in transcript:
+        role, text = message.get("role"), str(message.get("content") or "")
+        words = text.split()
+        windows = {tuple(words[i:i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
+        if role == "assistant":
+            if "<information>" in text or "(Title:" in text or windows & seen:
+                return True
+        elif role == "user" and not task_read:  # the task itself is not an observation
+            task_read = True
+        elif role != "system":  # an observation: a tool message, or a user turn after the task
+            seen |= windows
+    return False
+
+
 def main(argv: list[str]) -> None:
     if not argv or any("=" not in a for a in argv):
         raise SystemExit("usage: search_r1_table.py NAME=RESULTS.jsonl ... (the first is the one others pair with)")
@@ -27,8 +51,9 @@ def main(argv: list[str]) -> None:
     runs = {name: {r["task_id"]: r for r in load_results(Path(path))}
             for name, path in (a.split("=", 1) for a in argv)}
     first = next(iter(runs.values()))
-    print("| run | exact match [95% CI] | episodes that search | single-hop | bridge | comparison | paired vs first |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | exact match [95% CI] | episodes that search | single-hop | bridge | comparison "
+          "| writes retrieved text | paired vs first |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, rows in runs.items():
         n, em = len(rows), sum(bool(r["correct"]) for r in rows.values())
         low, high = wilson_ci(em, n)
@@ -40,6 +65,7 @@ def main(argv: list[str]) -> None:
         gained = sum(1 for t, r in rows.items() if r["correct"] and not first.get(t, {}).get("correct"))
         lost = sum(1 for t, r in rows.items() if not r["correct"] and first.get(t, {}).get("correct"))
         cells = [f"{right[k]}/{total[k]}" for k in ("single-hop", "bridge", "comparison")]
+        cells.append(f"{sum(writes_passages(r.get('transcript') or []) for r in rows.values())}/{n}")
         print(f"| {name} | {em}/{n} = {em / n:.1%} [{low:.2f}, {high:.2f}] | {searched}/{n} | {' | '.join(cells)} "
               f"| +{gained} / -{lost} |")
 

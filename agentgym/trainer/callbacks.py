@@ -86,6 +86,7 @@ class MetricsLog(TrainerCallback):
                 f"  tokens {int(row.get('tokens_model', 0))}/{int(row.get('tokens_masked', 0))} obs"
                 f"  masked {_fmt(row.get('masked_share'))}  {row['step_time_s']:.1f} s"
                 + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else "")
+                + (f"  {int(row['resampled_groups'])} groups resampled" if row.get("resampled_groups") else "")
                 + ("  no learning signal: every group's rewards were equal, so every advantage (and the policy "
                    "gradient) is 0" if row.get("no_signal") else ""))
 

@@ -63,6 +63,10 @@ class TrainConfig:
     micro_batch: int | None = field(default=None, metadata=_doc(
         "Sequences per forward/backward pass; gradient accumulation covers the rest of the step's batch "
         "[default: group_size]."))
+    dynamic_sampling: int = field(default=0, metadata=_doc(
+        "DAPO's dynamic sampling: a group whose rewards are all equal has no learning signal, so up to N more "
+        "groups of other tasks are played per step to take the place of such groups (0: off). The step's "
+        "success, turns and tool calls count every episode played; resampled_groups counts the extra ones."))
     learning_rate: float = field(default=1e-6, metadata=_doc("Adam learning rate."))
     steps: int = field(default=50, metadata=_doc("Optimizer steps."))
     max_turns: int | None = field(default=None, metadata=_doc("Env turns per episode [default: the env's]."))
@@ -117,6 +121,9 @@ class TrainConfig:
         if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
             raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
                               "URL.")
+        if self.dynamic_sampling < 0:
+            raise ConfigError(f"dynamic_sampling must be >= 0 (extra groups a step may play), got "
+                              f"{self.dynamic_sampling!r}.")
         for name in ("group_size", "groups_per_step", "steps", "max_turn_tokens", "max_completion_tokens",
                      "micro_batch"):
             value = getattr(self, name)

@@ -133,8 +133,11 @@ def env_reward(prompts: Sequence[Any], completions: Sequence[Any], env_reward: S
 class _Rollouts:
     """The ``rollout_func``: one episode per prompt TRL hands over (its sampler repeats each task group_size times)."""
 
-    def __init__(self, config: TrainConfig, tokenizer: Any, stats: RolloutStats) -> None:
+    def __init__(self, config: TrainConfig, tokenizer: Any, stats: RolloutStats,
+                 specs: Sequence[TaskSpec] = ()) -> None:
         self.config = config
+        self.specs = list(specs)  # the tasks dynamic sampling draws its extra groups from
+        self.draw = random.Random(config.seed + 7_919)
         self.glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
         self.tokenizer = tokenizer
         self.stats = stats
@@ -165,6 +168,12 @@ class _Rollouts:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         specs = [TaskSpec(**json.loads(p)) for p in prompts]
         generator = self._generator(trainer)
+        episodes = self._play(specs, generator)
+        if self.config.dynamic_sampling:
+            episodes = self._resample(episodes, generator)
+        return self._outputs(episodes)
+
+    def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
         envs = self._envs(specs)
         start = time.perf_counter()
         episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
@@ -174,7 +183,31 @@ class _Rollouts:
         self.stats.episodes += episodes
         self.stats.seconds += time.perf_counter() - start
         self._replace_failed(envs, episodes)
-        return self._outputs(episodes)
+        return episodes
+
+    def _resample(self, episodes: list[Episode], generator: Generator) -> list[Episode]:
+        """DAPO's dynamic sampling: each group whose rewards are all equal (its advantages, and so its gradient,
+        are 0) is replaced by a group of another task that has a signal, playing at most ``dynamic_sampling``
+        extra groups this step; a group still without signal when they are spent stays. TRL reads groups by
+        position (``group_size`` consecutive rollouts), so a replacement takes its place whole."""
+        size, budget = self.config.group_size, self.config.dynamic_sampling
+        groups = [episodes[i:i + size] for i in range(0, len(episodes), size)]
+        if any(len({e.spec for e in group}) != 1 for group in groups):  # not TRL's grouping: leave the step as is
+            logger.warning("dynamic_sampling: the step's rollouts are not in groups of one task; not resampled.")
+            return episodes
+        while budget and (flat := [i for i, group in enumerate(groups) if not _has_signal(group)]):
+            taken = {group[0].spec for group in groups}
+            pool = [s for s in self.specs if s not in taken] or self.specs
+            if not pool:  # built without a task list: nothing to draw from
+                break
+            draws = [self.draw.choice(pool) for _ in range(min(len(flat), budget))]
+            budget -= len(draws)
+            self.stats.resampled_groups += len(draws)
+            played = self._play([spec for spec in draws for _ in range(size)], generator)
+            fresh = [played[i:i + size] for i in range(0, len(played), size)]
+            for i, group in zip(flat, [g for g in fresh if _has_signal(g)]):
+                groups[i] = group
+        return [e for group in groups for e in group]
 
     def _outputs(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """TRL's columns. A failed episode trains nothing: its tokens are masked out and its reward is None."""
@@ -212,6 +245,11 @@ class _Rollouts:
             for env in pool:
                 _close(env)
         self.envs.clear()
+
+
+def _has_signal(group: Sequence[Episode]) -> bool:
+    """Whether two scored episodes of a GRPO group got different rewards (failed ones are out of its baseline)."""
+    return len({e.reward for e in group if not e.failed}) > 1
 
 
 def _close(env: Any) -> None:
@@ -286,7 +324,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     )
     peft_config = lora_config(config)
     stats = RolloutStats()
-    rollouts = _Rollouts(config, tokenizer, stats)
+    rollouts = _Rollouts(config, tokenizer, stats, specs)
     trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[MetricsLog(config, stats, console)])

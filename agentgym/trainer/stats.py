@@ -18,11 +18,14 @@ class RolloutStats:
     #: per episode, 1 where a completion token counts in the loss (the ``env_mask`` TRL got)
     loss_masks: list[list[int]] = field(default_factory=list)
     seconds: float = 0.0
+    #: extra groups dynamic sampling played this step (their episodes are in ``episodes`` too)
+    resampled_groups: int = 0
 
     def clear(self) -> None:
         self.episodes.clear()
         self.loss_masks.clear()
         self.seconds = 0.0
+        self.resampled_groups = 0
 
     def summary(self) -> dict[str, float | None]:
         """Means over the step's episodes; ``rollout_errors`` counts the failed ones (an env or grader raised),
@@ -50,4 +53,4 @@ class RolloutStats:
                 "tokens_masked": float(sum(e.tokens_masked for e in eps)),
                 "masked_share": (1.0 - sum(map(sum, self.loss_masks)) / completion_tokens
                                  if completion_tokens else None),
-                "rollout_time_s": self.seconds}
+                "rollout_time_s": self.seconds, "resampled_groups": float(self.resampled_groups)}

@@ -43,3 +43,21 @@ def test_segments_follow_the_mask_and_the_interpreter_tags():
     assert "".join(d.strip() for d in digits) == "36"  # not the 7 after </interpreter>, not the model's digits
     assert kinds[:len(model_ids)] == ["model"] * len(model_ids) and kinds[-len(answer_ids):] == ["model"] * len(
         answer_ids)
+
+
+def test_segments_mark_the_retrieved_passages_of_searchqa():
+    from agentgym.lm.local import load_for_training, resolve_model
+
+    segments = runpy.run_path(str(ROOT / "scripts" / "imitation_probe.py"))["_segments"]
+    _, tokenizer = load_for_training(resolve_model("smollm2"))
+    query = tokenizer.encode("<search>Kushinagar</search>", add_special_tokens=False)
+    passage = "Doc 1 (Title: Kushinagar) Kushinagar is a city of India."
+    obs = tokenizer.encode(f"<|im_end|>\n<|im_start|>tool\n\n<information>{passage}\n</information>\n\n<|im_end|>",
+                           add_special_tokens=False)
+    answer = tokenizer.encode("<answer>India</answer>", add_special_tokens=False)
+    ids, mask = query + obs + answer, [1] * len(query) + [0] * len(obs) + [1] * len(answer)
+    kinds = segments(tokenizer, ids, mask)
+    inside = tokenizer.decode([t for t, k in zip(ids, kinds) if k == "passage"])
+    assert passage in inside and "information" not in inside and "tool" not in inside
+    assert kinds.count("model") == len(query) + len(answer) and "interpreter_digits" not in kinds
+    assert {k for t, k in zip(ids, kinds) if k == "observation"} and kinds.count("observation") < len(obs)

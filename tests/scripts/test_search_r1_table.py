@@ -30,7 +30,24 @@ def test_table_counts_exact_match_searches_types_and_pairs(tmp_path, capsys):
     rows = {line.split(" | ")[0].lstrip("| "): line for line in capsys.readouterr().out.splitlines()[2:]}
     assert "| 0/6 = 0.0% " in rows["empty"] and "| 0/6 |" in rows["empty"] and rows["empty"].endswith("+0 / -0 |")
     assert "| 6/6 = 100.0% " in rows["oracle"] and "| 6/6 |" in rows["oracle"]  # every oracle episode searches
+    assert all("| 0/6 | +" in row for row in rows.values())  # no episode writes retrieved text
     assert rows["oracle"].endswith("+6 / -0 |")
     assert "| 6/6 = 100.0% " in rows["nosearch"] and "| 0/6 |" in rows["nosearch"]  # the oracle answers at once
     with pytest.raises(SystemExit, match="usage"):
         main(["no-equals-sign"])
+
+
+def test_writing_retrieved_text_is_seen_in_the_models_turns_only():
+    writes = runpy.run_path(str(ROOT / "scripts" / "search_r1_table.py"))["writes_passages"]
+    passage = "Doc 1 (Title: Kushinagar) Kushinagar is a city of India. It has a population of 274,403."
+    task = {"role": "user", "content": "Question: Kushinagar is a city of India. It has a population of what?"}
+    shown = [task, {"role": "assistant", "content": "<search>Kushinagar</search>"},
+             {"role": "tool", "content": f"<information>{passage}</information>"}]
+    assert not writes(shown + [{"role": "assistant", "content": "<answer>India</answer>"}])
+    assert writes(shown + [{"role": "assistant", "content": "<search>is a city of India. It has a population "
+                                                             "of</search>"}])  # 8 words of the passage
+    assert writes(shown + [{"role": "assistant", "content": "<information>Lima</information>"}])  # the tool's tags
+    assert writes([task, {"role": "assistant", "content": "Doc 2 (Title: Lima) Lima is the capital"}])
+    # the task's own words are no observation: repeating the question is not copying retrieved text
+    assert not writes([task, {"role": "assistant", "content": "<search>Kushinagar is a city of India. It has a "
+                                                              "population of</search>"}])

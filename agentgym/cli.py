@@ -194,6 +194,10 @@ def eval_cmd(
     threads: Annotated[Optional[int], typer.Option(
         help="torch threads of a local model (smollm2, hf:) [default: $OMP_NUM_THREADS if set, else the cores "
              "this process may use]; 1 is best where other work shares the cores.")] = None,
+    dtype: Annotated[str, typer.Option(
+        help="What a local model (smollm2, hf:) computes in: auto (bfloat16 where the CPU or GPU has it natively, "
+             "else float32), float32 or bfloat16. A bfloat16 run is its own run: new keys, and its name says "
+             "bf16.")] = "auto",
     retry_errors: Annotated[bool, typer.Option(help="Replay episodes that errored in an earlier run of the same "
                                                     "command.")] = True,
     remote: Annotated[Optional[str], typer.Option(help="Play on an `agentgym serve` at this URL, or on env "
@@ -228,7 +232,7 @@ def eval_cmd(
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
-                          samples=samples, name=name)
+                          samples=samples, name=name, dtype=dtype)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -61,6 +62,8 @@ class EvalRequest:
     samples: int = 1
     #: what a leaderboard row calls the model (``--name``); None: read from the model (``agentgym.lm.naming``)
     name: str | None = None
+    #: what a local model computes in (``--dtype``): auto, float32 or bfloat16 (``agentgym.lm.precision``)
+    dtype: str = "auto"
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
@@ -71,6 +74,10 @@ class EvalRequest:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
         if self.batch_size < 1:
             raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}.")
+        from agentgym.lm.precision import DTYPES
+
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.")
         if self.name is not None and not (0 < len(self.name.strip()) <= 120 and self.name.isprintable()):
             raise ConfigError(f"--name must be a printable name of 1 to 120 characters, got {self.name!r}.")
 
@@ -91,7 +98,7 @@ class EvalRequest:
 
     def make_policy(self) -> Policy:
         return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model,
-                           system_prompt=self.system_prompt)
+                           system_prompt=self.system_prompt, dtype=self.dtype)
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,8 @@ class EvalOutcome:
 def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     """Where a run's episodes go unless ``--results`` says: stable, so rerunning the command resumes."""
     picked = suite.name if suite.name != "custom" else "-".join(e.env_id.split("/")[-1] for e in suite.entries)
-    who = request.policy + (f"-{request.model}" if request.model else "")
+    who = request.policy + (f"-{request.model}" if request.model else "") + (
+        f"-{request.dtype}" if request.dtype != "auto" else "")
     # one file whatever --samples: a K-sample run reuses the first samples a one-sample run played
     return Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
 
@@ -242,7 +250,8 @@ def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, polic
 
         policy.close()
         return run_plan_on_ray(plan, request.policy, seed=request.seed, sampling=request.sampling,
-                               model=request.model, system_prompt=request.system_prompt, address=request.ray,
+                               model=request.model, system_prompt=request.system_prompt, dtype=request.dtype,
+                               address=request.ray,
                                remote=request.remote, fingerprint=fingerprint,
                                results_path=path, on_episode=on_episode, stop=stop)
     policies = iter([policy])
@@ -313,5 +322,13 @@ def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
         protocol_flags={"env_kwargs": dict(request.env_kwargs or {}),
                         "action_format": str((request.env_kwargs or {}).get("action_format", "tags"))},
         planned=outcome.planned, fingerprint=first.fingerprint,
-        name=(request.name or "").strip() or model_name(request.policy, request.model))
+        name=(request.name or "").strip() or model_name(request.policy, request.model, _key_dtype(first.key)))
     return write_submission(submission, leaderboard_dir)
+
+
+def _key_dtype(key: str) -> str | None:
+    """The dtype an episode's local model ran in, from its key (absent: fp32, or a policy without weights here)."""
+    try:
+        return json.loads(key).get("dtype")
+    except (ValueError, AttributeError):
+        return None

@@ -34,9 +34,9 @@ class _Player:
     """The body of a Ray actor: one policy and its envs, reused across the episodes it is sent."""
 
     def __init__(self, policy: str, seed: int, sampling: Sampling, model: str | None, remote: str | None,
-                 system_prompt: str | None = None) -> None:
+                 system_prompt: str | None = None, dtype: str = "auto") -> None:
         self.worker = EpisodeWorker(make_policy(policy, seed=seed, sampling=sampling, model=model,
-                                                system_prompt=system_prompt), remote)
+                                                system_prompt=system_prompt, dtype=dtype), remote)
 
     def play(self, planned: PlannedEpisode, key: str) -> dict[str, Any]:
         return self.worker.play(planned, key).as_dict()
@@ -47,7 +47,8 @@ class _Player:
 
 
 def run_plan_on_ray(plan: Sequence[PlannedEpisode], policy: str, *, seed: int = 0, sampling: Sampling | None = None,
-                    model: str | None = None, system_prompt: str | None = None, address: str = "local",
+                    model: str | None = None, system_prompt: str | None = None, dtype: str = "auto",
+                    address: str = "local",
                     slots: int | None = None,
                     remote: str | None = None, results_path: str | Path | None = None,
                     on_episode: Callable[[EpisodeResult], None] | None = None,
@@ -61,7 +62,7 @@ def run_plan_on_ray(plan: Sequence[PlannedEpisode], policy: str, *, seed: int = 
     """
     ray = _ray()
     sampling = sampling or Sampling(seed=seed)
-    probe = make_policy(policy, seed=seed, sampling=sampling, model=model, system_prompt=system_prompt)
+    probe = make_policy(policy, seed=seed, sampling=sampling, model=model, system_prompt=system_prompt, dtype=dtype)
     try:
         keys = [p.key(probe, fingerprint) for p in plan]
     finally:
@@ -78,7 +79,7 @@ def run_plan_on_ray(plan: Sequence[PlannedEpisode], policy: str, *, seed: int = 
     try:
         n = max(1, min(slots or int(ray.cluster_resources().get("CPU", 1)), len(todo) or 1))
         player = ray.remote(num_cpus=1)(_Player)
-        actors = [player.remote(policy, seed, sampling, model, remote, system_prompt) for _ in range(n)]
+        actors = [player.remote(policy, seed, sampling, model, remote, system_prompt, dtype) for _ in range(n)]
         idle = list(actors)
         running: dict[Any, tuple[Any, str]] = {}
         queue = list(reversed(todo))

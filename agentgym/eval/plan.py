@@ -42,8 +42,9 @@ class PlannedEpisode:
         sampling = policy.sampling.as_dict() if policy.sampling is not None else None
         system = getattr(policy, "system_prompt", None)
         # each only when set: the keys of runs without one (a baseline's, a first sample's) stay as they were
+        dtype = getattr(policy, "dtype", None)
         optional = {"system_prompt": system, "fingerprint": fingerprint, "suite_version": self.suite_version,
-                    "sample": self.sample}
+                    "sample": self.sample, "dtype": None if dtype in (None, "float32") else dtype}
         return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
                            "policy": policy.name, "model": policy.model, "sampling": sampling,
                            "env_kwargs": dict(self.env_kwargs), **{k: v for k, v in optional.items() if v}},

@@ -66,17 +66,25 @@ def _dir_name(folder: Path) -> str:
     return _folder_name(folder)
 
 
-def model_name(policy: str, model: str | None = None) -> str:
-    """The display name of ``policy`` (an ``agentgym eval --policy`` spec) for a leaderboard row."""
+def model_name(policy: str, model: str | None = None, dtype: str | None = None) -> str:
+    """The display name of ``policy`` (an ``agentgym eval --policy`` spec) for a leaderboard row; a local model
+    run in ``dtype`` bfloat16 says so (fp32 is the default and goes unsaid, but in a GGUF's description)."""
+    name = _model_name(policy, model, dtype)
+    if dtype == "bfloat16" and policy != "smollm2" and not name.endswith("to bf16)"):
+        return f"{name} (bf16)"
+    return name
+
+
+def _model_name(policy: str, model: str | None, dtype: str | None) -> str:
     kind, _, target = policy.partition(":")
     if policy == "smollm2":
         from agentgym.errors import DependencyNotInstalled
         from agentgym.lm.local import smollm2_path
 
         try:
-            return describe_gguf(smollm2_path()[1])
+            return describe_gguf(smollm2_path()[1], dtype or "float32")
         except DependencyNotInstalled:
-            return describe_gguf("SmolLM2-135M-Instruct.Q4_1.gguf")
+            return describe_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", dtype or "float32")
     if kind in ("openai", "vllm") and model:
         return model
     if kind in ("hf", "vllm") and target:
@@ -84,7 +92,7 @@ def model_name(policy: str, model: str | None = None) -> str:
         if path.is_dir():
             return _dir_name(path)
         if path.suffix == ".gguf":
-            return describe_gguf(path.name)
+            return describe_gguf(path.name, dtype or "float32")
         if re.fullmatch(r"[\w.-]+/[\w.-]+", target) and not target.startswith("."):
             return target  # a hub id
         return _folder_name(path)  # a folder not on this machine: still not its path

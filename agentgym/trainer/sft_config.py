@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from agentgym.core.registry import check_kwargs
 from agentgym.errors import ConfigError
 from agentgym.lm.rollout import ObservationStyle
-from agentgym.trainer.config import _doc
+from agentgym.trainer.config import Precision, _doc
 
 __all__ = ["SFTConfig"]
 
@@ -58,6 +58,9 @@ class SFTConfig:
         "torch threads for training (1 is best when several processes share the cores)."))
     gradient_checkpointing: bool = field(default=False, metadata=_doc(
         "Recompute activations in backward: less memory, ~30% more time (off: small models on CPU)."))
+    precision: Precision = field(default="auto", metadata=_doc(
+        "bfloat16: training under bf16 autocast (the weights and optimizer stay fp32); auto picks it where the "
+        "CPU or GPU computes bf16 natively (agentgym.lm.precision), else float32."))
 
     def __post_init__(self) -> None:
         check_kwargs(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)},

@@ -62,7 +62,9 @@ def test_smollm2_plays_the_cached_conversion(monkeypatch, greedy):
     monkeypatch.setattr(models, "_load", lambda *a: calls.append(a) or greedy._loaded)
     make_model_policy("smollm2", sampling=None)
     # the fp32 folder the trainer starts from, with no GGUF file: no run pays the GGUF conversion again
-    assert calls == [(resolve_model("smollm2"), None, "cpu", None)]
+    from agentgym.lm.precision import resolve_dtype
+
+    assert calls == [(resolve_model("smollm2"), None, "cpu", resolve_dtype("auto"))]  # fp32 where bf16 is emulated
 
 
 def test_greedy_generation_is_deterministic(greedy):

@@ -234,12 +234,38 @@ def verify_purchase(purchase: Purchase | None, goal: Mapping[str, Any], *, budge
         raise VerifierError("The WebShop verifier needs the goal as a mapping.")
     if (why := _too_big(goal, ("attributes", "goal_options"), _MAX_GOAL_ITEMS)) is not None:
         raise VerifierError(f"The WebShop goal is too large to score: {why}; fix the task data.")
+    if (why := _malformed_goal(goal)) is not None:
+        raise VerifierError(f"The WebShop goal cannot be scored: {why}; fix the task data.")
     if (why := _malformed(purchase)) is not None:
         return Score(0.0, False, {"reason": why})
     record, goal = purchase.as_record(), dict(goal)
     if _work(record, goal) <= _IN_PROCESS_WORK:
         return _verify_purchase(record, goal)
     return run_budgeted(_verify_purchase, record, goal, budget_s=budget_s, verifier="webshop")
+
+
+def _malformed_goal(goal: Mapping[str, Any]) -> str | None:
+    """Why a goal (the task's, or a ``/v1/verify`` client's) is not one WebShop's reward is defined on, or None:
+    it names what is wanted (a ``name``, ``query`` or ``attributes``), and each field it has is of its type."""
+    texts = ("query", "name", "product_category", "asin")
+    for key in texts:
+        if goal.get(key) is not None and not isinstance(goal[key], str):
+            return f"{key!r} must be text, got {type(goal[key]).__name__}"
+    attributes = goal.get("attributes")
+    if attributes is not None and not (isinstance(attributes, (list, tuple)) and all(
+            isinstance(a, str) for a in attributes)):
+        return "'attributes' must be a list of text"
+    options = goal.get("goal_options")
+    if options is not None and not (
+            (isinstance(options, (list, tuple)) and all(isinstance(o, str) for o in options))
+            or (isinstance(options, Mapping) and all(isinstance(v, str) for v in options.values()))):
+        return "'goal_options' must be a list of text or a mapping of option to text"
+    price = goal.get("price_upper")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
+        return f"'price_upper' must be a number, got {type(price).__name__}"
+    if not any(goal.get(key) for key in ("name", "query", "attributes")):
+        return "it names nothing wanted (no 'name', 'query' or 'attributes'), so any purchase would score"
+    return None
 
 
 def _malformed(purchase: Purchase) -> str | None:

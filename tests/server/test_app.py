@@ -229,6 +229,13 @@ def test_verify_endpoint(client):
     assert unknown.status_code == 422 and "Did you mean 'qa_em'" in unknown.json()["message"]
     no_gold = client.post("/v1/verify", json={"verifier": "qa_f1", "prediction": "x", "task": {}})
     assert no_gold.status_code == 422 and "golden_answers" in no_gold.json()["message"]
+    purchase = json.dumps({"asin": "B1", "product": {"name": "Rouge Matte Lipstick", "query": "lipstick"},
+                           "options": {}, "price": 9.0})
+    no_goal = client.post("/v1/verify", json={"verifier": "webshop", "prediction": purchase, "task": {"goal": {}}})
+    assert no_goal.status_code == 422 and "names nothing wanted" in no_goal.json()["message"]
+    goal = {"name": "Rouge Matte Lipstick", "query": "lipstick", "attributes": [], "price_upper": 20.0}
+    bought = client.post("/v1/verify", json={"verifier": "webshop", "prediction": purchase, "task": {"goal": goal}})
+    assert bought.status_code == 200 and bought.json()["reward"] > 0.5
 
 
 def test_slow_verifications_do_not_hold_up_the_event_loop(client, monkeypatch):

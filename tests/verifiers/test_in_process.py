@@ -6,6 +6,7 @@ reproduces."""
 from __future__ import annotations
 
 import random
+import re
 import string
 import time
 import unicodedata
@@ -312,8 +313,7 @@ def test_webshop_verdicts_in_process_are_the_workers(monkeypatch):
     ({**PRODUCT, "description": "a" * 100_000}, {}, {**GOAL, "attributes": ["a" * 98 + "ba"] * 3}),  # long texts
     ({**PRODUCT, "description": ["long lasting"]}, {}, GOAL),  # not text: its str() could be anything
     ({**PRODUCT, "name": {"a": 1}}, {}, GOAL), ({**PRODUCT, "attributes": "long lasting"}, {}, GOAL),
-    (PRODUCT, {"color": ["red"]}, GOAL), (PRODUCT, {}, {**GOAL, "price_upper": "20"}),
-    (PRODUCT, {}, {**GOAL, "goal_options": [["red"]]}),
+    (PRODUCT, {"color": ["red"]}, GOAL),
 ], ids=lambda v: repr(v)[:30])
 def test_webshop_records_past_the_bounds_go_to_a_worker(monkeypatch, product, options, goal):
     from agentgym.verifiers import webshop
@@ -322,6 +322,29 @@ def test_webshop_records_past_the_bounds_go_to_a_worker(monkeypatch, product, op
     sent = spy_on_workers(monkeypatch, webshop)
     score = verify_purchase(Purchase(product, options, 1.0), goal)
     assert len(sent) == 1 and isinstance(score, Score)
+
+
+@requires_extra("webshop", system=False)
+@pytest.mark.parametrize("goal, why", [
+    ({**GOAL, "price_upper": "20"}, "'price_upper' must be a number, got str"),
+    ({**GOAL, "goal_options": [["red"]]}, "'goal_options' must be a list of text"),
+    ({**GOAL, "attributes": 1}, "'attributes' must be a list of text"),
+    ({**GOAL, "name": ["a"]}, "'name' must be text, got list"),
+    ({}, "it names nothing wanted"), ({"price_upper": 50.0}, "it names nothing wanted"),
+])
+def test_a_goal_webshops_reward_is_not_defined_on_is_an_error_not_a_score(monkeypatch, goal, why):
+    """An empty goal once scored any purchase 0.5 (its type and title parts), a list-valued one raised a TypeError
+    from inside the reward: the task's data is wrong, which the caller (a /v1/verify client) must hear."""
+    from agentgym.errors import VerifierError
+    from agentgym.verifiers import webshop
+    from agentgym.verifiers.webshop import Purchase, verify_purchase, verify_webshop
+
+    sent = spy_on_workers(monkeypatch, webshop)
+    with pytest.raises(VerifierError, match=re.escape(why)):
+        verify_purchase(Purchase(PRODUCT, {"color": "red"}, 1.0), goal)
+    with pytest.raises(VerifierError, match="fix the task data"):
+        verify_webshop(Purchase(PRODUCT, {}, 1.0).as_answer(), {"goal": goal})
+    assert not sent
 
 
 @requires_extra("webshop", system=False)

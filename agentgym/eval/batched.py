@@ -84,7 +84,8 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         tool_calls=episode.tool_calls, action_errors=episode.format_errors, truncated=episode.truncated,
         verification=verification, wall_s=round(wall_s, 4), transcript=transcript, error=episode.error,
         episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
-        remote=remote, entry=planned.entry, sample=planned.sample, **origin)
+        remote=remote, entry=planned.entry, sample=planned.sample, env_s=round(episode.env_s, 4),
+        generate_s=round(episode.generate_s, 4), **origin)
 
 
 def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: TransformersPolicy, *,

@@ -103,6 +103,10 @@ class EpisodeResult:
     sample: int = 0
     #: what the policy's model is (``agentgym.eval.fingerprint``); None for baselines and older records
     fingerprint: str | None = None
+    #: a local model's batched episodes: seconds in the env (reset, steps, verification) and in the batch's
+    #: generations while this episode played (shared with the batch); None on other paths and in older records
+    env_s: float | None = None
+    generate_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

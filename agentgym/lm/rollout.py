@@ -27,6 +27,7 @@ conversation with sentinel contents, so any chat model works.
 from __future__ import annotations
 
 import logging
+import time
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +106,10 @@ class Episode:
     context_tokens: int = 0
     #: why the episode failed (an exception from the env: the RolloutError boundary), or None; reward 0
     error: str | None = None
+    #: seconds in its env (reset and steps, the final verification included), and in the batched generations it
+    #: took part in (wall time shared with the batch's other episodes)
+    env_s: float = 0.0
+    generate_s: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -222,10 +227,12 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
 
     def guarded(i: int, play: Callable[..., tuple[str, ...]], *args: Any) -> None:
         """Run one env interaction of episode ``i`` (it returns the next turn's stop strings) inside the boundary."""
+        start = time.perf_counter()
         try:
             stops[i] = play(episodes[i], envs[i], glue, *args)
         except Exception as e:  # noqa: BLE001 - the RolloutError boundary: one bad rollout never kills the batch
             _fail(episodes[i], e)
+        episodes[i].env_s += time.perf_counter() - start
         if episodes[i].done and on_done is not None:
             on_done(i, episodes[i])
 
@@ -235,8 +242,11 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
     while live := [i for i, e in enumerate(episodes) if not e.done]:
         budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
         contexts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in live]
+        start = time.perf_counter()
         turns = generator.generate(contexts, stops=[stops[i] for i in live], max_new_tokens=max(1, budget),
                                    seed=_seed(seed, round_no, *live))
+        for i in live:
+            episodes[i].generate_s += time.perf_counter() - start
         round_no += 1
         for i, context, turn in zip(live, contexts, turns):
             text = _record_turn(episodes[i], context, turn, generator.tokenizer)

@@ -68,6 +68,9 @@ def test_a_model_plays_its_episodes_in_lockstep(monkeypatch, policy, tmp_path):
         assert 1 <= result.turns <= 2 and result.completion_tokens > 0 and result.prompt_tokens > 100
         assert result.entry == "agentgym/SearchQA-v0" and result.split == "test"
         assert result.verification and "correct" in result.verification
+        # where its time went: the env's work (reset, steps, verification) and the batch's generations
+        assert 0 < result.env_s < result.wall_s and 0 < result.generate_s <= result.wall_s
+    assert all(r["env_s"] > 0 and r["generate_s"] > 0 for r in stored)
     # live progress: the env, the episodes in flight, tokens within the turn
     assert any(p.tokens > 0 for p in progress)
     assert progress[0].describe().startswith("SearchQA-v0 · episodes 1-3 (3 playing) · turn 1 · ")

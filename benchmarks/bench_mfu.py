@@ -1,6 +1,6 @@
 """This CPU's matmul peak, and how much of it the default model's generation and training reach (MFU).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_mfu.py [--threads 1] [--dtypes float32 bfloat16]
+    OMP_NUM_THREADS=1 python benchmarks/bench_mfu.py [--threads 1] [--dtypes float32 bfloat16] [--trainer]
                                                     [--batch 8] [--prompt 512] [--decode 32] [--json out.json]
 
 1. **Peak**: the median FLOP/s of square matmuls (1024, 2048) and of the model's own shapes (a batch of tokens
@@ -67,10 +67,13 @@ def model_flops_per_token(config: Any, context: float) -> float:
     return 2 * (layers * per_layer + d * vocab) + 4 * layers * d * context
 
 
-def phases(model: Any, batch: int, prompt: int, decode: int, repeats: int) -> dict[str, dict[str, float]]:
+def phases(model: Any, batch: int, prompt: int, decode: int, repeats: int,
+           decode_batch: int | None = None) -> dict[str, dict[str, float]]:
     config = model.config
     ids = torch.randint(100, config.vocab_size - 100, (batch, prompt))
     mask = torch.ones_like(ids)
+    rows = decode_batch or batch
+    decode_ids = torch.randint(100, config.vocab_size - 100, (rows, prompt))
     out: dict[str, dict[str, float]] = {}
 
     def prefill() -> None:
@@ -81,15 +84,18 @@ def phases(model: Any, batch: int, prompt: int, decode: int, repeats: int) -> di
     out["prefill"] = {"tokens_per_s": batch * prompt / seconds,
                       "flops": batch * prompt * model_flops_per_token(config, prompt / 2) / seconds}
 
-    def generate() -> None:
-        with torch.no_grad():
-            model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=decode, min_new_tokens=decode,
-                           do_sample=False, pad_token_id=0)
+    def generate(new: int) -> Callable[[], None]:
+        def run() -> None:
+            with torch.no_grad():
+                model.generate(input_ids=decode_ids, attention_mask=torch.ones_like(decode_ids), max_new_tokens=new,
+                               min_new_tokens=new, do_sample=False, pad_token_id=0)
+        return run
 
-    total = _median_seconds(generate, max(1, repeats // 2))
-    seconds = max(total - out["prefill"]["tokens_per_s"] ** -1 * batch * prompt, 1e-9)  # the decode part alone
-    out["decode"] = {"tokens_per_s": batch * decode / seconds,
-                     "flops": batch * decode * model_flops_per_token(config, prompt + decode / 2) / seconds}
+    # the decode part alone: generating `decode` tokens less generating 1 (the prefill and the first token)
+    seconds = max(_median_seconds(generate(decode + 1), max(1, repeats // 2))
+                  - _median_seconds(generate(1), max(1, repeats // 2)), 1e-9)
+    out["decode"] = {"tokens_per_s": rows * decode / seconds, "batch": rows,
+                     "flops": rows * decode * model_flops_per_token(config, prompt + decode / 2) / seconds}
 
     def train_step() -> None:
         logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits
@@ -171,6 +177,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--prompt", type=int, default=512, help="Tokens a row (prefill and training).")
     parser.add_argument("--decode", type=int, default=32, help="Greedy tokens a row after the prompt.")
+    parser.add_argument("--decode-batch", type=int, default=32,
+                        help="Rows decoded at once (agentgym eval's default --batch-size).")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--trainer", action="store_true",
@@ -183,7 +191,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     path = resolve_model(args.model)
     report: dict[str, Any] = {"cpu": _cpu(), "threads": args.threads, "torch": torch.__version__,
-                              "batch": args.batch, "prompt": args.prompt, "decode": args.decode, "dtypes": {}}
+                              "batch": args.batch, "prompt": args.prompt, "decode": args.decode,
+                              "decode_batch": args.decode_batch, "dtypes": {}}
     fp32_peak = None
     for name in args.dtypes:
         dtype = DTYPES[name]
@@ -196,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         peaks = matmul_peak(dtype, shapes)
         peak = max(peaks.values())
         fp32_peak = peak if name == "float32" else fp32_peak
-        measured = phases(model, args.batch, args.prompt, args.decode, args.repeats)
+        measured = phases(model, args.batch, args.prompt, args.decode, args.repeats, args.decode_batch)
         for row in measured.values():
             row["mfu"] = row["flops"] / peak
             if fp32_peak:
@@ -229,7 +238,7 @@ def _cpu() -> str:
 
 def _print(report: dict[str, Any]) -> None:
     print(f"CPU: {report['cpu']}; {report['threads']} thread(s); torch {report['torch']}; batch {report['batch']} "
-          f"x {report['prompt']} tokens, {report['decode']} decoded")
+          f"x {report['prompt']} tokens; {report['decode']} tokens decoded a row, {report['decode_batch']} rows")
     for name, d in report["dtypes"].items():
         shapes = ", ".join(f"{k} {v / 1e9:.1f}" for k, v in d["matmul"].items())
         print(f"{name}: matmul GFLOP/s {shapes}; peak {d['peak'] / 1e9:.1f}")

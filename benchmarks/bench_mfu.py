@@ -7,8 +7,9 @@
    times its MLP and vocabulary projections) in each dtype: the best of them is the peak the rest is measured
    against, in the same run and the same thread count.
 2. **Phases of the model** (SmolLM2-135M-Instruct, the default, in each dtype): prefill (one forward pass over
-   ``batch`` prompts of ``prompt`` tokens, no gradient), decode (``decode`` greedy tokens a row with the KV
-   cache, as ``agentgym eval`` and the trainer's rollouts generate), and a training step's forward + backward
+   ``batch`` prompts of ``prompt`` tokens, no gradient), decode (``decode`` greedy tokens for each of
+   ``decode_batch`` rows with the KV cache: transformers' ``generate``, and ``decode_agentgym``, the decoding
+   loop ``agentgym eval`` and the trainer's rollouts use), and a training step's forward + backward
    (the loss over every token, as TRL's GRPO loss). FLOPs are counted the usual way: 2 per weight per token
    forward (the tied vocabulary projection included, the embedding lookup not), plus attention's
    ``4 x layers x hidden x context`` per token (causal: the mean context), and backward twice forward.
@@ -68,7 +69,7 @@ def model_flops_per_token(config: Any, context: float) -> float:
 
 
 def phases(model: Any, batch: int, prompt: int, decode: int, repeats: int,
-           decode_batch: int | None = None) -> dict[str, dict[str, float]]:
+           decode_batch: int | None = None, tokenizer: Any = None) -> dict[str, dict[str, float]]:
     config = model.config
     ids = torch.randint(100, config.vocab_size - 100, (batch, prompt))
     mask = torch.ones_like(ids)
@@ -96,6 +97,25 @@ def phases(model: Any, batch: int, prompt: int, decode: int, repeats: int,
                   - _median_seconds(generate(1), max(1, repeats // 2)), 1e-9)
     out["decode"] = {"tokens_per_s": rows * decode / seconds, "batch": rows,
                      "flops": rows * decode * model_flops_per_token(config, prompt + decode / 2) / seconds}
+
+    if tokenizer is not None:  # the eval's and the rollouts' own decoding loop, on the same rows
+        from agentgym.lm.generation import TransformersGenerator
+
+        ours = TransformersGenerator(model, tokenizer, temperature=0.0)
+        contexts = decode_ids.tolist()
+        made: dict[int, int] = {}
+
+        def play(new: int) -> Callable[[], None]:
+            def run() -> None:
+                turns = ours.generate(contexts, stops=[()] * rows, max_new_tokens=new, seed=0)
+                made[new] = sum(len(t.ids) for t in turns)
+            return run
+
+        seconds = max(_median_seconds(play(decode + 1), max(1, repeats // 2))
+                      - _median_seconds(play(1), max(1, repeats // 2)), 1e-9)
+        tokens = made[decode + 1] - made[1]
+        out["decode_agentgym"] = {"tokens_per_s": tokens / seconds, "batch": rows,
+                                  "flops": tokens * model_flops_per_token(config, prompt + decode / 2) / seconds}
 
     def train_step() -> None:
         logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits
@@ -196,7 +216,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     fp32_peak = None
     for name in args.dtypes:
         dtype = DTYPES[name]
-        model, _ = load_for_training(path, dtype=dtype)
+        model, tokenizer = load_for_training(path, dtype=dtype)
         model.eval()
         c = model.config
         shapes = [(1024, 1024, 1024), (2048, 2048, 2048), (args.batch * args.prompt, c.hidden_size,
@@ -205,7 +225,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         peaks = matmul_peak(dtype, shapes)
         peak = max(peaks.values())
         fp32_peak = peak if name == "float32" else fp32_peak
-        measured = phases(model, args.batch, args.prompt, args.decode, args.repeats, args.decode_batch)
+        measured = phases(model, args.batch, args.prompt, args.decode, args.repeats, args.decode_batch, tokenizer)
         for row in measured.values():
             row["mfu"] = row["flops"] / peak
             if fp32_peak:

@@ -1,7 +1,7 @@
 """The Search-R1 recipe's held-out table (docs/training/README.md): exact match with its 95% interval, the share
 of episodes that search, exact match by question type, the episodes in which the model wrote retrieved text itself
 (the failure the masking ablation looks for: an ``<information>`` block, a passage header, or 8 words in a row of a
-passage it was shown, in one of its own turns), and the pairing against the first results file.
+retrieved passage it was shown, in one of its own turns), and the pairing against the first results file.
 
     python scripts/search_r1_table.py base=runs/search-r1/eval-base.jsonl sft=runs/search-r1/eval-sft.jsonl ...
 """
@@ -9,6 +9,7 @@ passage it was shown, in one of its own turns), and the pairing against the firs
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,7 +24,7 @@ COPIED_WORDS = 8
 
 def writes_passages(transcript: list[dict]) -> bool:
     """Whether a model turn of the episode holds retrieved text: the tags or header the search tool writes, or
-    ``COPIED_WORDS`` words in a row of an observation it was shown before that turn."""
+    ``COPIED_WORDS`` words in a row of a passage it was shown (inside ``<information>``) before that turn."""
     seen: set[tuple[str, ...]] = set()
     task_read = False
     for message in transcript:
@@ -35,8 +36,10 @@ def writes_passages(transcript: list[dict]) -> bool:
                 return True
         elif role == "user" and not task_read:  # the task itself is not an observation
             task_read = True
-        elif role != "system":  # an observation: a tool message, or a user turn after the task
-            seen |= windows
+        elif role != "system":  # an observation: its retrieved passages (not, say, a format error's text)
+            for passage in re.findall(r"<information>(.*?)(?:</information>|$)", text, re.S):
+                words = passage.split()
+                seen |= {tuple(words[i:i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
     return False
 
 

@@ -48,6 +48,10 @@ def test_writing_retrieved_text_is_seen_in_the_models_turns_only():
                                                              "of</search>"}])  # 8 words of the passage
     assert writes(shown + [{"role": "assistant", "content": "<information>Lima</information>"}])  # the tool's tags
     assert writes([task, {"role": "assistant", "content": "Doc 2 (Title: Lima) Lima is the capital"}])
+    # an observation that is no passage (a format error's text) is not retrieved text
+    error = {"role": "tool", "content": "No valid action found in your output. Write exactly one action per turn."}
+    assert not writes([task, {"role": "assistant", "content": "Lima"}, error,
+                       {"role": "assistant", "content": "No valid action found in your output. Write exactly one"}])
     # the task's own words are no observation: repeating the question is not copying retrieved text
     assert not writes([task, {"role": "assistant", "content": "<search>Kushinagar is a city of India. It has a "
                                                               "population of</search>"}])

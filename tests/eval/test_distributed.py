@@ -18,7 +18,7 @@ ENTRIES = [SuiteEntry("agentgym/SearchQA-v0", "test", 5), SuiteEntry("agentgym/M
 
 
 def content(results):
-    return [{k: v for k, v in r.as_dict().items() if k != "wall_s"} for r in results]
+    return [{k: v for k, v in r.as_dict().items() if k not in ("wall_s", "env_s", "generate_s")} for r in results]
 
 
 @pytest.fixture(scope="module")

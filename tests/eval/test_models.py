@@ -197,7 +197,7 @@ def test_remote_run_matches_the_local_run_for_the_real_model():
     local = run_plan(plan, factory)
     with serving() as url:
         remote = run_plan(plan, factory, remote=url)
-    strip = ("wall_s", "remote")
+    strip = ("wall_s", "env_s", "generate_s", "remote")  # timings differ run to run
     assert [{k: v for k, v in r.as_dict().items() if k not in strip} for r in remote] == \
         [{k: v for k, v in r.as_dict().items() if k not in strip} for r in local]
     assert all(r.remote == url for r in remote) and all(r.completion_tokens > 0 for r in local)

@@ -32,7 +32,7 @@ SEARCH, MATH, CODE = "agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/P
 def comparable(results, *drop):
     """Results without what legitimately differs between runs (timing, where the env ran)."""
     return [{k: v for k, v in (r.as_dict() if isinstance(r, EpisodeResult) else r).items()
-             if k not in ("wall_s", *drop)} for r in results]
+             if k not in ("wall_s", "env_s", "generate_s", *drop)} for r in results]
 
 
 def keys_in(path):

@@ -1,6 +1,6 @@
 """Greedy agreement of a local model in bf16 with itself in fp32, on the core suite's first episodes.
 
-    OMP_NUM_THREADS=1 python scripts/dtype_agreement.py [--policy smollm2] [--episodes 5] [--out DIR]
+    OMP_NUM_THREADS=1 python scripts/dtype_agreement.py [--policy smollm2] [--episodes 5] [--env ENV_ID]... [--out DIR]
 
 Plays the same episodes (the core suite's first ``--episodes`` of each entry, greedy, the eval's defaults)
 with ``--dtype float32`` and ``--dtype bfloat16`` through ``agentgym eval``'s own code, then compares them
@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", default="smollm2")
     parser.add_argument("--suite", default="core")
+    parser.add_argument("--env", action="append", default=[], metavar="ENV_ID",
+                        help="Play these envs (their test split) instead of the suite (repeatable).")
     parser.add_argument("--episodes", type=int, default=5, help="The first N episodes of each suite entry.")
     parser.add_argument("--out", help="Keep both runs' results files here [default: a temporary directory].")
     parser.add_argument("--json", help="Write the report here too.")
@@ -70,8 +72,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         out.mkdir(parents=True, exist_ok=True)
         records, seconds = {}, {}
         for dtype in ("float32", "bfloat16"):
-            request = EvalRequest(policy=args.policy, suite=args.suite, episodes=args.episodes, dtype=dtype,
-                                  results=out / f"{dtype}.jsonl")
+            request = EvalRequest(policy=args.policy, suite=args.suite, envs=tuple(args.env), episodes=args.episodes,
+                                  dtype=dtype, results=out / f"{dtype}.jsonl")
             start = time.perf_counter()
             outcome = run_eval(request, Console(file=io.StringIO()))
             seconds[dtype] = round(time.perf_counter() - start, 1)
@@ -79,7 +81,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise SystemExit(f"The {dtype} run did not finish: {outcome.errors} errored, "
                                  f"{outcome.unplayed} unplayed ({request.results}).")
             records[dtype] = list(load_results(request.results))
-        report = {"policy": args.policy, "suite": args.suite, "episodes_per_entry": args.episodes,
+        report = {"policy": args.policy, "suite": args.suite if not args.env else args.env,
+                  "episodes_per_entry": args.episodes,
                   "native_bf16": native_bf16(), "wall_s": seconds, **compare(records["float32"], records["bfloat16"])}
     print(json.dumps(report, indent=1))
     if args.json:

@@ -124,7 +124,7 @@ def test_cli_view_and_leaderboard_serve(results_files, tmp_path, monkeypatch):
 @pytest.mark.browser
 @requires_browser
 def test_page_in_chromium(results_files, tmp_path):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     evals, run = results_files
     path, _ = build_viewer([evals, run], tmp_path / "page.html")
@@ -165,7 +165,9 @@ def test_page_in_chromium(results_files, tmp_path):
             assert evil.locator(".turn").count() == 0  # turns are built when the episode opens
             evil.locator("summary").click()
             turns = evil.locator(".turn")
-            assert turns.count() == 5 and turns.first.is_visible()  # 4 turns + the verifier
+            # the page builds the turns in the toggle event, after the click returns: wait for them
+            expect(turns).to_have_count(5, timeout=30_000)  # 4 turns + the verifier
+            assert turns.first.is_visible()
             assert EVIL in turns.nth(2).inner_text()  # the observation's markup shown as text, never run
             assert page.evaluate("window.pwned") is None and evil.locator("img").count() == 0
             assert "masked" in (turns.nth(2).get_attribute("class") or "")
@@ -174,10 +176,12 @@ def test_page_in_chromium(results_files, tmp_path):
 
             sample = episodes.nth(5)
             sample.locator("summary").click()
+            expect(sample.locator(".tokens span.masked")).to_have_count(1, timeout=30_000)
             assert sample.locator(".tokens span.masked").inner_text() == "<obs>ok"
             assert sample.locator(".tokens span.trained").inner_text() == "<answer>4</answer>"
             errored = episodes.nth(2)
             errored.locator("summary").click()
+            expect(errored.locator(".error-line")).to_have_count(1, timeout=30_000)
             assert "PolicyError: timeout" in errored.locator(".error-line").inner_text()
         finally:
             browser.close()

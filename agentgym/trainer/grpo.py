@@ -319,6 +319,7 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     args = GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=micro, gradient_accumulation_steps=accumulation,
         steps_per_generation=accumulation, num_generations=config.group_size, learning_rate=config.learning_rate,
+        lr_scheduler_type=config.lr_scheduler,
         max_steps=config.steps, logging_steps=1, save_steps=config.save_steps, save_total_limit=config.save_total_limit,
         seed=config.seed, beta=config.beta, epsilon=config.epsilon, temperature=config.temperature,
         top_p=config.top_p, top_k=0, loss_type="dapo" if config.loss_type == "gspo" else config.loss_type,

@@ -136,6 +136,17 @@ def test_parameters_change_and_metrics_are_logged(tmp_path, smollm2_tokenizer):
     assert all(len(s["turns"]) == 2 and s["task"].startswith("toy-") and 0 <= s["reward"] <= 1 for s in samples)
 
 
+@pytest.mark.parametrize(("scheduler", "expected"), [("linear", [1e-2, 2e-2 / 3, 1e-2 / 3]),
+                                                     ("constant", [1e-2, 1e-2, 1e-2])])
+def test_the_learning_rate_follows_the_chosen_schedule(tmp_path, smollm2_tokenizer, scheduler, expected):
+    trainer, rollouts = _toy_trainer(tmp_path, smollm2_tokenizer, tiny_model(smollm2_tokenizer, seed=7), steps=3,
+                                     lr_scheduler=scheduler)
+    trainer.train()
+    rollouts.close()
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["learning_rate"] for r in rows] == pytest.approx(expected)
+
+
 def test_lora_trains_adapters_only_and_saves_a_merged_model(tmp_path, smollm2_tokenizer):
     from transformers import AutoModelForCausalLM
 

@@ -12,9 +12,11 @@ session, so passing on is the exception. Whichever process a request lands on:
   results put back in the request's order (each item still succeeds or fails alone);
   batch ``/v1/create`` spreads its sessions over the processes the same way, so that
   a batch client on one connection has its batches run on every core;
+- OpenEnv's ``POST /openenv/<env id>/mcp`` goes to the process holding the session its JSON-RPC params name
+  (``tools/call``, ``tools/list``, ``openenv/session/close``); ``openenv/session/create`` is made where it lands;
 - ``/healthz`` and ``/metrics`` gather each process's own (``gather.py``);
-- the rest (``POST /v1/sessions``, ``/v1/verify``, ``/v1/envs``, OpenEnv, docs) is served
-  where it lands: a session belongs to the process that made it (an OpenEnv WebSocket's too).
+- the rest (``POST /v1/sessions``, ``/v1/verify``, ``/v1/envs``, OpenEnv's other routes,
+  docs) is served where it lands: a session belongs to the process that made it (an OpenEnv WebSocket's too).
 
 A session of a process that died answers 410 ``session_lost`` naming that process, once
 the parent has recorded the death (within milliseconds), or 503 ``process_unavailable``.
@@ -35,6 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentgym.server import protocol as p
 from agentgym.server.dialects import dialects_of
 from agentgym.server.gather import merge_health, merge_metrics
+from agentgym.server.openenv import PREFIX as OPENENV_PREFIX
+from agentgym.server.openenv_mcp import rpc_error
 from agentgym.server.relay import Relay, RelayError
 from agentgym.server.api_error import ApiError
 from agentgym.server.siblings import ProcessSlot, lost_error, owner_of
@@ -55,6 +59,7 @@ _GATHER_TIMEOUT_S = 5.0  # a sibling that does not answer /healthz in this long 
 _RECORD_WAIT_S = 1.0  # how long an unreachable process's death record is waited for before answering 503
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
+_OPENENV = OPENENV_PREFIX + "/"
 
 
 class _Unreachable(Exception):
@@ -97,6 +102,9 @@ class Affinity:
             return
         elif method == "POST" and path in _BATCHES and not _forwarded(scope):
             await self._batch(scope, receive, send)
+            return
+        elif method == "POST" and path.startswith(_OPENENV) and path.endswith("/mcp") and not _forwarded(scope):
+            await self._mcp(scope, receive, send)
             return
         else:
             head, _, op = path.rpartition("/")
@@ -146,6 +154,26 @@ class Affinity:
             await self._pass_on(owner, compat_id, scope, receive, send, b"" if body is None else body, keys[key])
         else:
             await self.app(scope, receive if body is None else _replay(body, receive), send)
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """OpenEnv's JSON-RPC (``POST /openenv/<env id>/mcp``): to the process holding the session its params
+        name; one that does not answer is a JSON-RPC error (HTTP 200), as every error of that endpoint."""
+        body = await self._checked_body(scope, receive, send)
+        if body is None:
+            return
+        request, session_id = _rpc_session(body)
+        owner = owner_of(session_id) if session_id is not None else None
+        if owner is None or not self._elsewhere(owner[0]):
+            await self.app(scope, _replay(body, receive), send)
+            return
+        try:
+            answer = await self._forward(owner[0], scope, body)
+        except _Unreachable as e:
+            await self._death_recorded(owner)
+            error = self._unreachable(session_id, owner, e)  # type: ignore[arg-type]
+            request_id = request.get("id") if isinstance(request.get("id"), (str, int)) else None
+            answer = (200, [(b"content-type", b"application/json")], orjson.dumps(rpc_error(request_id, error)))
+        await _answer(send, answer)
 
     async def _death_recorded(self, owner: tuple[int, int]) -> None:
         """Wait a moment for the parent to record the death of the process that did not answer, if it died."""
@@ -295,6 +323,19 @@ def _compat_id(body: bytes, keys: dict[str, bool]) -> tuple[str, int | None]:
     named = [k for k in keys if k in data]
     value = data[named[0]] if named else None
     return (named[0], value) if isinstance(value, int) and not isinstance(value, bool) else ("", None)
+
+
+def _rpc_session(body: bytes) -> tuple[dict[str, Any], str | None]:
+    """A JSON-RPC request (``{}`` if the body is none) and the session id its params name, or None."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, None
+    params = data.get("params")
+    value = params.get("session_id") if isinstance(params, dict) else None
+    return data, value if isinstance(value, str) else None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -41,7 +41,7 @@ from agentgym.integrations.mcp_tools import ANSWER, MAX_SEED, ToolSpec, call_act
 from agentgym.server.protocol import ResetOptions, reset_options
 from agentgym.server.sessions import ApiError, Session, SessionStore
 
-__all__ = ["EnvTools", "OpenEnvMcp", "RpcRequest", "RpcResponse", "ToolFailure", "tool_result"]
+__all__ = ["EnvTools", "OpenEnvMcp", "RpcRequest", "RpcResponse", "ToolFailure", "rpc_error", "tool_result"]
 
 # JSON-RPC 2.0's error codes (OpenEnv's JsonRpcErrorCode)
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR, SERVER_ERROR = (
@@ -218,14 +218,12 @@ class OpenEnvMcp:
                           f"Invalid {where}: {_problems(e)}", e.errors(include_url=False, include_context=False,
                                                                        include_input=False))
         except ApiError as e:
-            code = {429: SERVER_ERROR, 503: SERVER_ERROR, 500: INTERNAL_ERROR, 409: INVALID_REQUEST}.get(
-                e.status, INVALID_PARAMS)
             message = e.message
             if e.code == "reset_needed":  # there is no reset tool: say how an episode starts here
                 message = "The episode is over (or never started): " + (
                     "send a reset frame." if binding is not None else
                     "make a new session with openenv/session/create (and close this one).")
-            return _error(request_id, code, message, {"code": e.code, "status": e.status})
+            return rpc_error(request_id, e, message)
 
     async def _method(self, env_id: str, request: RpcRequest, binding: Binding | None) -> Any:
         params, method = request.params, request.method
@@ -321,6 +319,13 @@ def _locations(e: ValidationError) -> set[str]:
 def _problems(e: ValidationError) -> str:
     errors = e.errors(include_url=False, include_context=False, include_input=False)
     return "; ".join(f"{'.'.join(str(x) for x in err['loc']) or 'value'}: {err['msg']}" for err in errors[:5])
+
+
+def rpc_error(request_id: str | int | None, e: ApiError, message: str | None = None) -> dict[str, Any]:
+    """The JSON-RPC error answering what the HTTP API answers with ``e`` (its code and status in ``data``)."""
+    code = {429: SERVER_ERROR, 503: SERVER_ERROR, 500: INTERNAL_ERROR, 409: INVALID_REQUEST}.get(e.status,
+                                                                                                 INVALID_PARAMS)
+    return _error(request_id, code, e.message if message is None else message, {"code": e.code, "status": e.status})
 
 
 def _error(request_id: str | int | None, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -269,6 +269,64 @@ def test_openenv_routes_answer_on_any_process(url):
     wait_for(lambda: health(url)["sessions"] == 0)
 
 
+def _rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    response = httpx.post(f"{base}/mcp", json=body, headers=headers, timeout=60)  # a new connection: either process
+    assert response.status_code == 200 and response.json()["id"] == 7, response.text
+    return response.json()
+
+
+def _mcp_session_on(base: str, process: int, headers: dict) -> str:
+    """An OpenEnv MCP session held by ``process`` (the others made on the way are closed)."""
+    for seed in range(40):
+        sid = _rpc(base, "openenv/session/create", {"seed": seed}, headers)["result"]["session_id"]
+        if owner(sid) == process:
+            return sid
+        assert _rpc(base, "openenv/session/close", {"session_id": sid}, headers)["result"]["closed"]
+    raise AssertionError(f"the kernel never gave a create to process {process}")
+
+
+def test_openenv_mcp_sessions_are_played_from_any_process(url):
+    """POST /mcp names its session in the JSON-RPC params: the call goes to the process holding it."""
+    base = f"{url}/openenv/{SEARCH}"
+    made: dict[int, list[tuple[str, int]]] = {0: [], 1: []}
+    for seed in range(40):  # each create lands on whichever process the kernel picks: until both hold two
+        sid = _rpc(base, "openenv/session/create", {"seed": seed})["result"]["session_id"]
+        if len(made[owner(sid)]) == 2:  # within --max-sessions, however unevenly the kernel spreads them
+            assert _rpc(base, "openenv/session/close", {"session_id": sid})["result"]["closed"]
+        else:
+            made[owner(sid)].append((sid, seed))
+        if min(len(v) for v in made.values()) >= 2:
+            break
+    sessions = made[0] + made[1]
+    assert min(len(v) for v in made.values()) >= 2, made
+    for sid, seed in sessions:
+        tools = {t["name"] for t in _rpc(base, "tools/list", {"session_id": sid})["result"]["tools"]}
+        assert tools == {"search", "answer"}
+        local = agentgym.make(SEARCH).unwrapped
+        local.reset(seed=seed)
+        while True:
+            parsed = local.action_format.parse(local.oracle_action(), local.tools)
+            name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
+                parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
+            observation, reward, terminated, _, _ = local.step(
+                {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
+            result = _rpc(base, "tools/call", {"name": name, "arguments": arguments, "session_id": sid})["result"]
+            assert result["structuredContent"]["observation"] == observation and result["data"]["reward"] == reward
+            if terminated:
+                break
+        assert result["data"]["reward"] == 1.0
+    forwarded = samples(httpx.get(f"{url}/metrics").text)[("agentgym_forwarded_requests_total", frozenset())]
+    assert forwarded > 0
+    for sid, _ in sessions:
+        assert _rpc(base, "openenv/session/close", {"session_id": sid})["result"]["closed"] is True
+    for sid, _ in sessions:  # closed wherever it was held
+        error = _rpc(base, "tools/call", {"name": "search", "arguments": {"query": "x"}, "session_id": sid})["error"]
+        assert error["data"]["code"] == "session_not_found", error
+    # a body that is no JSON-RPC request is answered where it lands, as with one process
+    assert httpx.post(f"{base}/mcp", content=b"{not json").json()["error"]["code"] == -32700
+
+
 def test_a_killed_process_loses_only_its_sessions():
     token = "t0ken"
     with two_processes("--max-sessions", "20", token=token) as (url, proc):
@@ -290,6 +348,7 @@ def test_a_killed_process_loses_only_its_sessions():
         assert unauthorized.status_code == 401  # refused wherever it lands, never passed on
         auth = {"Authorization": f"Bearer {token}"}
         others = create_on_both(url, each=1, headers=auth)  # for a batch: sessions no RemoteEnv keeps count of
+        mcp = _mcp_session_on(f"{url}/openenv/{SEARCH}", 1, auth)  # an OpenEnv MCP session of process 1
         pid = httpx.get(f"{url}/healthz").json()["processes"][1]["pid"]
 
         def step_until_error(env: RemoteEnv, errors: list) -> None:
@@ -309,6 +368,10 @@ def test_a_killed_process_loses_only_its_sessions():
         for env in lost[1:]:
             with pytest.raises(RemoteEnvError, match=rf"server process 1 \(pid {pid}\), which was killed by SIGKILL"):
                 env.step("<search>Lima</search>")
+        for _ in range(4):  # wherever the call lands: the replacement, or process 0 passing it on
+            error = _rpc(f"{url}/openenv/{SEARCH}", "tools/call", {"name": "search", "arguments": {"query": "x"},
+                                                                  "session_id": mcp}, auth)["error"]
+            assert error["data"]["code"] == "session_lost" and error["code"] == -32602, error
         batch = httpx.post(f"{url}/v1/step", headers=auth, json={"steps": [
             {"session_id": sid, "action": "<search>Lima</search>"} for sid, _ in others]}).json()["results"]
         for (sid, _), result in zip(others, batch):

@@ -33,6 +33,10 @@ class EnvHost:
         if cpus > 0:
             os.environ.setdefault("AGENTGYM_SANDBOX_POOL_SIZE", str(cpus))
             os.environ.setdefault("AGENTGYM_VERIFIER_WORKERS", str(min(4, cpus)))
+        from agentgym.verifiers.budget import prewarm_workers
+
+        # the verifier workers start with the host, not on its first scored step (~2 s each: sympy's import)
+        prewarm_workers()
         self.index = index
         self.envs: dict[int, Any] = {}
         self._keys = itertools.count(1)
@@ -41,8 +45,11 @@ class EnvHost:
     def describe(self) -> dict[str, Any]:
         import ray
 
+        from agentgym.verifiers.budget import verifier_workers
+
         return {"index": self.index, "pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(),
-                "sessions": len(self.envs), "sandbox_pool_size": os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE")}
+                "sessions": len(self.envs), "sandbox_pool_size": os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE"),
+                "verifier_workers": verifier_workers()}
 
     def make(self, env_id: str, entry_point: Any, kwargs: dict[str, Any]) -> Outcome:
         def make() -> int:

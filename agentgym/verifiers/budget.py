@@ -62,7 +62,7 @@ from agentgym.errors import ConfigError, VerifierError, VerifierUnavailable
 from agentgym.verifiers.score import Score
 
 __all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "VerifierUnavailable", "budget_seconds", "over_budget",
-           "prewarm_workers", "run_budgeted", "shutdown_workers", "verifying_for"]
+           "prewarm_workers", "run_budgeted", "shutdown_workers", "verifier_workers", "verifying_for"]
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +314,12 @@ class _Pool:
         for worker in idle:
             worker.kill()
 
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            if self._pid != os.getpid():
+                return {"idle": 0, "busy": 0}
+            return {"idle": len(self._idle), "busy": self._busy}
+
     def prewarm(self) -> bool:
         """Start workers up to the pool's size on a background thread; False when one is already at it."""
         size = _int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
@@ -366,6 +372,11 @@ atexit.register(_POOL.shutdown)
 def shutdown_workers() -> None:
     """Stop the idle verifier workers (new ones start on the next verification)."""
     _POOL.shutdown()
+
+
+def verifier_workers() -> dict[str, int]:
+    """This process's verifier workers: ``idle`` (started, waiting) and ``busy`` (verifying)."""
+    return _POOL.counts()
 
 
 def prewarm_workers(*, local: bool = True) -> None:

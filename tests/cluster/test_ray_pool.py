@@ -92,6 +92,10 @@ def test_sessions_spread_over_both_nodes_and_play_as_in_process(cluster, pool):
         assert not described["degraded"]
         host = envs[0].pool_session.host  # one CPU per node, one host: the host's sandbox pool gets 1
         assert pool._ray.get(host.actor.describe.remote())["sandbox_pool_size"] == "1"
+        deadline = time.monotonic() + 60  # the verifier worker started with the host (pre-warmed), not on demand
+        while pool._ray.get(host.actor.describe.remote())["verifier_workers"]["idle"] < 1:
+            assert time.monotonic() < deadline, "the host's verifier worker never started"
+            time.sleep(0.1)
         assert {n["node_id"]: n["sessions"] for n in described["nodes"]} == {i: 2 for i in cluster.nodes.values()}
     finally:
         for env in envs:

@@ -100,6 +100,11 @@ def play_recipe(config: TrainConfig, model: Any, tokenizer: Any, *, split: str, 
             env.close()
 
 
+def _matches(meta: dict[str, Any], task_filter: dict[str, Any]) -> bool:
+    """Whether a task's meta has each filtered value (a list: any of its values)."""
+    return all(meta.get(k) in v if isinstance(v, list) else meta.get(k) == v for k, v in task_filter.items())
+
+
 def task_specs(config: TrainConfig) -> list[TaskSpec]:
     """The training tasks: each env's split (filtered by ``task_filter``), at most ``tasks`` per env."""
     specs: list[TaskSpec] = []
@@ -114,9 +119,12 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
             tasks = env.unwrapped.tasks.tasks(config.split)
         finally:
             env.close()
-        chosen = [t for t in tasks if all(t.meta.get(k) == v for k, v in config.task_filter.items())]
+        chosen = [t for t in tasks if _matches(t.meta, config.task_filter)]
         if not chosen:
-            raise ConfigError(f"No {env_id} tasks in split {config.split!r} match task_filter {config.task_filter}.")
+            hint = "" if not any(isinstance(v, str) and v.startswith("[") for v in config.task_filter.values()) else (
+                " A list of values is JSON: --task-filter 'type=[\"bridge\", \"comparison\"]'.")
+            raise ConfigError(f"No {env_id} tasks in split {config.split!r} match task_filter "
+                              f"{config.task_filter}.{hint}")
         specs += [TaskSpec(env_id, task_id=t.id) for t in chosen[: config.tasks or len(chosen)]]
     return specs
 

@@ -145,7 +145,8 @@ def test_sft_cli_trains_resumes_plots_and_final_loads_in_eval_and_train(tmp_path
     result = runner.invoke(app, ["data", "sft", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
     run = tmp_path / "run"
-    flags = ["--data", str(tmp_path / "ds"), "--output-dir", str(run), "--batch", "1", "--save-steps", "1"]
+    flags = ["--data", str(tmp_path / "ds"), "--output-dir", str(run), "--batch", "1", "--save-steps", "1",
+             "--lr-scheduler", "constant"]
     result = runner.invoke(app, ["sft", *flags, "--steps", "1"])
     assert result.exit_code == 0, result.output
     assert "step    1/1  loss" in result.output and ": 2 of 2 episodes, " in " ".join(result.output.split())
@@ -156,6 +157,7 @@ def test_sft_cli_trains_resumes_plots_and_final_loads_in_eval_and_train(tmp_path
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2] and all(r["loss"] > 0 and r["entropy"] > 0 for r in rows)
+    assert [r["learning_rate"] for r in rows] == [1e-5, 1e-5]  # constant: linear would have 5e-6 at step 2 of 2
     assert runner.invoke(app, ["plot", str(run)]).exit_code == 0 and (run / "plots" / "loss.png").is_file()
     policy = make_policy(f"hf:{run / 'final'}")
     model, tokenizer = policy.load()

@@ -9,6 +9,7 @@ import typer
 from helpers.gates import requires_train
 from typer.testing import CliRunner
 
+import agentgym
 from agentgym.cli import app, main
 from agentgym.errors import ConfigError, EnvNotFound
 from agentgym.trainer import grpo
@@ -143,3 +144,15 @@ def test_an_env_id_or_kwarg_typo_fails_in_one_line_before_the_model_loads(tmp_pa
     assert isinstance(result.exception, ConfigError) and not isinstance(result.exception, EnvNotFound)
     assert "unknown keyword argument 'max_turn'. Did you mean 'max_turns'?" in str(result.exception)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_task_filter_value_list_keeps_tasks_of_any_of_its_values():
+    env = agentgym.make("agentgym/SearchQA-v0").unwrapped
+    types = {t.id: t.meta["type"] for t in env.tasks.tasks("train")}
+    env.close()
+    chosen = grpo.task_specs(TrainConfig(task_filter={"type": ["bridge", "comparison"]}))
+    assert {types[s.task_id] for s in chosen} == {"bridge", "comparison"}
+    assert len(chosen) == sum(t in ("bridge", "comparison") for t in types.values())
+    assert {types[s.task_id] for s in grpo.task_specs(TrainConfig(task_filter={"type": "bridge"}))} == {"bridge"}
+    with pytest.raises(ConfigError, match=r"A list of values is JSON: --task-filter 'type=\["):
+        grpo.task_specs(TrainConfig(task_filter={"type": "[bridge,comparison]"}))  # a list typed without quotes

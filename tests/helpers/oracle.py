@@ -22,3 +22,18 @@ class Oracle:
         self.actions.append(action)
         self.observations.append(self.env.step(action)[0])
         return action
+
+
+def play_oracle_over_mcp(local, call) -> dict:
+    """Play ``local``'s (an unwrapped env, reset) oracle episode to its end as MCP tool calls: ``call(name,
+    arguments)`` returns the ``tools/call`` result; each must show what the local env answered. The last result."""
+    while True:
+        parsed = local.action_format.parse(local.oracle_action(), local.tools)
+        name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
+            parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
+        observation, reward, terminated, _, _ = local.step(
+            {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
+        result = call(name, arguments)
+        assert result["structuredContent"]["observation"] == observation and result["data"]["reward"] == reward
+        if terminated:
+            return result

@@ -17,6 +17,7 @@ import pytest
 
 import agentgym  # noqa: F401 - registers the env ids
 from helpers.gates import env_params, import_or_skip
+from helpers.oracle import play_oracle_over_mcp
 from helpers.server_process import serving
 
 openenv = import_or_skip("openenv", "dev")
@@ -413,16 +414,8 @@ def test_mcp_endpoint_checks_inputs_as_reset_does_and_plays_a_session(url):
     mistake = rpc(base, "tools/call", {"name": "code", "arguments": {"cod": "1"}, "session_id": session_id})
     assert mistake["result"]["isError"] and mistake["result"]["structuredContent"]["info"]["turn"] == 1
     local.step({"name": "code", "arguments": {"cod": "1"}})
-    while True:
-        parsed = local.action_format.parse(local.oracle_action(), local.tools)
-        name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
-            parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
-        observation, reward, terminated, _, _ = local.step(
-            {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
-        answer = rpc(base, "tools/call", {"name": name, "arguments": arguments, "session_id": session_id})["result"]
-        assert answer["structuredContent"]["observation"] == observation and answer["data"]["reward"] == reward
-        if terminated:
-            break
+    answer = play_oracle_over_mcp(local, lambda name, arguments: rpc(
+        base, "tools/call", {"name": name, "arguments": arguments, "session_id": session_id})["result"])
     assert answer["data"]["reward"] == 1.0 and "reward 1" in answer["content"][0]["text"]
     over = rpc(base, "tools/call", {"name": "answer", "arguments": {"answer": "2"}, "session_id": session_id})
     assert "openenv/session/create" in over["error"]["message"]

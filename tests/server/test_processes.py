@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from helpers.gates import import_or_skip
+from helpers.oracle import play_oracle_over_mcp
 from prometheus_client.parser import text_string_to_metric_families
 from helpers.server_process import serving
 from test_compat_dialects import SearchQAClient
@@ -305,16 +306,8 @@ def test_openenv_mcp_sessions_are_played_from_any_process(url):
         assert tools == {"search", "answer"}
         local = agentgym.make(SEARCH).unwrapped
         local.reset(seed=seed)
-        while True:
-            parsed = local.action_format.parse(local.oracle_action(), local.tools)
-            name, arguments = ("answer", {"answer": parsed.answer}) if parsed.is_final else (
-                parsed.tool_calls[0].name, dict(parsed.tool_calls[0].arguments))
-            observation, reward, terminated, _, _ = local.step(
-                {"answer": parsed.answer} if parsed.is_final else {"name": name, "arguments": arguments})
-            result = _rpc(base, "tools/call", {"name": name, "arguments": arguments, "session_id": sid})["result"]
-            assert result["structuredContent"]["observation"] == observation and result["data"]["reward"] == reward
-            if terminated:
-                break
+        result = play_oracle_over_mcp(local, lambda name, arguments, sid=sid: _rpc(
+            base, "tools/call", {"name": name, "arguments": arguments, "session_id": sid})["result"])
         assert result["data"]["reward"] == 1.0
     forwarded = samples(httpx.get(f"{url}/metrics").text)[("agentgym_forwarded_requests_total", frozenset())]
     assert forwarded > 0

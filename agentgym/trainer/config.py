@@ -55,8 +55,8 @@ class TrainConfig:
     tasks: int | None = field(default=None, metadata=_doc(
         "How many tasks of the split to train on (the first N) [default: all for local envs, 256 for remote ones]."))
     task_filter: dict[str, Any] = field(default_factory=dict, metadata=_doc(
-        "Keep the tasks whose meta has these values (local envs), e.g. type=single-hop; a list keeps any of its "
-        "values: type=[bridge,comparison]."))
+        "Keep the tasks whose meta has these values (local envs), e.g. type=single-hop; a list (JSON) keeps any "
+        "of its values: type='[\"bridge\", \"comparison\"]'."))
     model: str = field(default="smollm2", metadata=_doc(
         "smollm2, a local HF model folder, or hf:<id> in the local cache."))
     output_dir: str = field(default="runs/grpo", metadata=_doc(

@@ -160,7 +160,8 @@ def build_sft_trainer(config: SFTConfig, *, model: Any = None, tokenizer: Any = 
     micro = config.micro
     args = TRLSFTConfig(
         output_dir=str(out), per_device_train_batch_size=micro, gradient_accumulation_steps=config.batch // micro,
-        learning_rate=config.learning_rate, lr_scheduler_type=config.lr_scheduler, num_train_epochs=config.epochs, max_steps=config.steps or -1,
+        learning_rate=config.learning_rate, lr_scheduler_type=config.lr_scheduler, num_train_epochs=config.epochs,
+        max_steps=config.steps or -1,
         logging_steps=1, save_steps=config.save_steps, save_total_limit=config.save_total_limit, seed=config.seed,
         report_to=["tensorboard"] if _has("tensorboard") else "none", use_cpu=not torch.cuda.is_available(),
         bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, max_length=None,

@@ -28,6 +28,8 @@ Backend = Literal["transformers", "vllm"]
 VLLMMode = Literal["colocate", "server"]
 Precision = Literal["auto", "float32", "bfloat16"]
 LRScheduler = Literal["linear", "constant", "cosine"]
+LR_SCHEDULER_HELP = ("How the learning rate moves over the run: linear (decays to 0 at the last step), constant, "
+                     "or cosine.")
 LOSS_TYPES: tuple[str, ...] = typing.get_args(LossType)
 
 
@@ -71,8 +73,7 @@ class TrainConfig:
         "groups of other tasks are played per step to take the place of such groups (0: off). The step's "
         "success, turns and tool calls count every episode played; resampled_groups counts the extra ones."))
     learning_rate: float = field(default=1e-6, metadata=_doc("Adam learning rate."))
-    lr_scheduler: LRScheduler = field(default="linear", metadata=_doc(
-        "How the learning rate moves over the run: linear (decays to 0 at the last step), constant, or cosine."))
+    lr_scheduler: LRScheduler = field(default="linear", metadata=_doc(LR_SCHEDULER_HELP))
     steps: int = field(default=50, metadata=_doc("Optimizer steps."))
     max_turns: int | None = field(default=None, metadata=_doc("Env turns per episode [default: the env's]."))
     max_turn_tokens: int = field(default=128, metadata=_doc("Most tokens per model turn."))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from agentgym.core.registry import check_kwargs
 from agentgym.errors import ConfigError
 from agentgym.lm.rollout import ObservationStyle
-from agentgym.trainer.config import LRScheduler, Precision, _doc
+from agentgym.trainer.config import LR_SCHEDULER_HELP, LRScheduler, Precision, _doc
 
 __all__ = ["SFTConfig"]
 
@@ -31,8 +31,7 @@ class SFTConfig:
     output_dir: str = field(default="runs/sft", metadata=_doc(
         "Run directory: metrics, checkpoints, the final model."))
     learning_rate: float = field(default=1e-5, metadata=_doc("Adam learning rate."))
-    lr_scheduler: LRScheduler = field(default="linear", metadata=_doc(
-        "How the learning rate moves over the run: linear (decays to 0 at the last step), constant, or cosine."))
+    lr_scheduler: LRScheduler = field(default="linear", metadata=_doc(LR_SCHEDULER_HELP))
     epochs: float = field(default=1.0, metadata=_doc("Passes over the dataset (unless steps is set)."))
     steps: int | None = field(default=None, metadata=_doc(
         "Optimizer steps; set, it wins over epochs [default: epochs over the dataset]."))

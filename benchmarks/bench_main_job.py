@@ -6,8 +6,10 @@ Runs the installed `agentgym` command in a fresh directory exactly as the README
 types it, watches the results file as episodes land, and prints the total
 (target: <= 300 s on 2 cores) and when each suite entry finished, with its split: generation (the
 batched turns' wall time, from each episode's ``generate_s``: the longest-lived episode of a batch saw all
-of that batch's turns) and env (reset, steps and verification, each episode's ``env_s``; env steps run one
-after another, so they add up), the rest being model loading, env making and the gaps between. With
+of that batch's turns) and env (reset, steps and verification, the sum of the episodes' ``env_s``; a turn's
+env calls run at the same time, one a core, so where several wait at once the entry's wall time holds less than
+this sum: ``AGENTGYM_ENV_THREADS=1`` makes them one after another), the rest being model loading, env making and
+the gaps between. With
 ``--baseline-episodes N`` it then times, in the same run, N episodes of every entry
 played one at a time (``--batch-size 1``, the path before batching) against the
 same N batched, and prints the ratio: the speed-up batching buys on this machine.

@@ -26,7 +26,10 @@ conversation with sentinel contents, so any chat model works.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
+import os
+import threading
 import time
 import typing
 from collections.abc import Callable, Sequence
@@ -43,6 +46,20 @@ __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "Transf
 
 ObservationStyle = Literal["append", "chat"]
 _CONTENT = "AGENTGYM-SENTINEL-CONTENT"
+#: env calls of one turn made at the same time (``play_episodes``) unless AGENTGYM_ENV_THREADS says otherwise: one a
+#: core, so that a sandboxed run (whose time limits are wall-clock) gets the core it would get alone, at most 16
+ENV_THREADS = min(16, os.cpu_count() or 1)
+
+
+def default_env_threads() -> int:
+    """How many env calls of a turn ``play_episodes`` makes at once: ``AGENTGYM_ENV_THREADS``, else one a core."""
+    value = os.environ.get("AGENTGYM_ENV_THREADS", "").strip()
+    if not value:
+        return ENV_THREADS
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"AGENTGYM_ENV_THREADS must be a whole number >= 1 (1: one env call at a time), "
+                          f"got {value!r}.")
+    return int(value)
 logger = logging.getLogger(__name__)
 
 
@@ -149,6 +166,10 @@ class ChatGlue:
         self.tokenizer = tokenizer
         self.style = style
         self.system_prompt = system_prompt
+        # a fast tokenizer's call sets split_special_tokens on the one Rust tokenizer it shares, then encodes: two
+        # threads at once (play_episodes' env threads) can encode an observation with the other call's setting,
+        # and a special-token string in it would become the special token
+        self._encoding = threading.Lock()
         self.end_of_turn = tokenizer.eos_token
         self.end_of_turn_id = tokenizer.eos_token_id
         base = [{"role": "user", "content": "u"}, {"role": "assistant", "content": _CONTENT}]
@@ -180,7 +201,8 @@ class ChatGlue:
         """``literal``: text from outside (an observation): special-token strings in it stay plain text."""
         if not text:
             return []
-        return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=literal)["input_ids"])
+        with self._encoding:
+            return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=literal)["input_ids"])
 
     def prompt_ids(self, prompt: str) -> list[int]:
         text = self._render([{"role": "user", "content": prompt}], generation_prompt=True)
@@ -207,7 +229,8 @@ def action_stop_strings(info: dict[str, Any], env: Any = None) -> tuple[str, ...
 def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Generator, glue: ChatGlue,
                   *, max_turn_tokens: int = 256, max_completion_tokens: int = 1024, seed: int = 0,
                   on_turn: Callable[[int], None] | None = None,
-                  on_done: Callable[[int, Episode], None] | None = None) -> list[Episode]:
+                  on_done: Callable[[int, Episode], None] | None = None,
+                  env_threads: int | None = None) -> list[Episode]:
     """Play ``specs[i]`` in ``envs[i]``, all episodes in lockstep (one batched generation per turn).
 
     The ``RolloutError`` boundary: an exception from an env while an episode plays
@@ -218,7 +241,14 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
     trainer does). The generator's own exceptions (the model's) are not an
     episode's and propagate.
     ``on_turn(round)`` runs after every batched turn, ``on_done(i, episode)`` once
-    per episode as soon as it ends.
+    per episode as soon as it ends (on the calling thread, in index order within a turn).
+
+    The env calls of one turn (the resets, then each turn's steps) run at the same time,
+    on up to ``env_threads`` threads [default: :func:`default_env_threads`]: an env that
+    waits (a sandboxed grading, a browser page, a remote server) holds up the batch for
+    its own time, not for the sum of all of theirs. Each episode's env sees its calls in
+    order and the generator sees the batches it saw with the calls one after another, so
+    the results are the same.
     """
     if len(envs) != len(specs):
         raise ConfigError(f"play_episodes needs one env per spec, got {len(envs)} envs for {len(specs)} specs.")
@@ -233,26 +263,43 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
         except Exception as e:  # noqa: BLE001 - the RolloutError boundary: one bad rollout never kills the batch
             _fail(episodes[i], e)
         episodes[i].env_s += time.perf_counter() - start
-        if episodes[i].done and on_done is not None:
-            on_done(i, episodes[i])
 
-    for i in range(len(specs)):
-        guarded(i, _start)
-    round_no = 0
-    while live := [i for i, e in enumerate(episodes) if not e.done]:
-        budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
-        contexts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in live]
-        start = time.perf_counter()
-        turns = generator.generate(contexts, stops=[stops[i] for i in live], max_new_tokens=max(1, budget),
-                                   seed=_seed(seed, round_no, *live))
-        for i in live:
-            episodes[i].generate_s += time.perf_counter() - start
-        round_no += 1
-        for i, context, turn in zip(live, contexts, turns):
-            text = _record_turn(episodes[i], context, turn, generator.tokenizer)
-            guarded(i, _step, text, turn, max_completion_tokens)
-        if on_turn is not None:
-            on_turn(round_no)
+    workers = min(env_threads or default_env_threads(), len(specs))
+    pool = (concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="agentgym-env") if workers > 1
+            else None)
+
+    def each(calls: Sequence[tuple[int, Callable[..., tuple[str, ...]], tuple[Any, ...]]]) -> None:
+        """Make one env call per episode, at the same time where there are several; report who ended."""
+        if pool is None or len(calls) < 2:
+            for i, play, args in calls:
+                guarded(i, play, *args)
+        else:
+            for future in [pool.submit(guarded, i, play, *args) for i, play, args in calls]:
+                future.result()  # guarded raises nothing an env raised: only what must stop the run
+        for i, _, _ in calls:
+            if episodes[i].done and on_done is not None:
+                on_done(i, episodes[i])
+
+    try:
+        each([(i, _start, ()) for i in range(len(specs))])
+        round_no = 0
+        while live := [i for i, e in enumerate(episodes) if not e.done]:
+            budget = min(max_turn_tokens, *(max_completion_tokens - len(episodes[i].completion_ids) for i in live))
+            contexts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in live]
+            start = time.perf_counter()
+            turns = generator.generate(contexts, stops=[stops[i] for i in live], max_new_tokens=max(1, budget),
+                                       seed=_seed(seed, round_no, *live))
+            for i in live:
+                episodes[i].generate_s += time.perf_counter() - start
+            round_no += 1
+            texts = [_record_turn(episodes[i], context, turn, generator.tokenizer)
+                     for i, context, turn in zip(live, contexts, turns)]
+            each([(i, _step, (text, turn, max_completion_tokens)) for i, text, turn in zip(live, texts, turns)])
+            if on_turn is not None:
+                on_turn(round_no)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return episodes
 
 

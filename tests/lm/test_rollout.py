@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 import gymnasium as gym
 import pytest
 from helpers.gates import requires_smollm2
@@ -10,7 +13,7 @@ from helpers.trainer_fixtures import tiny_model
 
 import agentgym  # noqa: F401 - registers the ids
 from agentgym.errors import ConfigError, RemoteEnvError, ToolError
-from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.lm.rollout import ChatGlue, TaskSpec, TransformersGenerator, default_env_threads, play_episodes
 
 pytestmark = requires_smollm2
 
@@ -142,6 +145,61 @@ def test_an_env_error_ends_only_its_own_episode(smollm2_tokenizer):
     assert sorted(ended) == [0, 1, 2] and ended[0] == 1  # each reported once, the broken one as it broke
     assert good.prompt == "Write a few words." and good.observations == [OBSERVATION, OBSERVATION, ""]
     assert good.context_tokens > 3 * len(good.prompt_ids)  # every turn's context counted
+
+
+class _Waits(gym.Wrapper):
+    """Its reset and steps return only once every env of the batch is in the same call, as a batch's sandboxed
+    gradings, browser pages or remote round trips can wait together; called one after another, the first call
+    waits out the barrier's timeout and its episode fails."""
+
+    def __init__(self, env, barrier):
+        super().__init__(env)
+        self.barrier = barrier
+        self.threads = set()
+
+    def reset(self, **kwargs):
+        self.barrier.wait()
+        return super().reset(**kwargs)
+
+    def step(self, action):
+        self.threads.add(threading.current_thread().name)
+        self.barrier.wait()
+        return super().step(action)
+
+
+def test_the_env_calls_of_a_turn_wait_together_and_change_nothing(smollm2_tokenizer):
+    register()
+    glue = ChatGlue(smollm2_tokenizer, style="chat")
+    generator = TransformersGenerator(tiny_model(smollm2_tokenizer), smollm2_tokenizer)
+    specs = [TaskSpec(ID, seed=i, task_id=f"toy-{i}") for i in range(4)]
+    barrier = threading.Barrier(4, timeout=30)
+    envs = [_Waits(gym.make(ID, turns=3), barrier) for _ in specs]
+    ended = []
+    together = play_episodes(envs, specs, generator, glue, max_turn_tokens=8, max_completion_tokens=400,
+                             on_done=lambda i, e: ended.append((i, threading.current_thread().name)), env_threads=4)
+    assert [e.error for e in together] == [None] * 4 and all(e.terminated and e.turns == 3 for e in together)
+    assert all(name.startswith("agentgym-env") for env in envs for name in env.threads)
+    # reported on the caller's thread, in index order within the turn that ended them
+    assert ended == [(i, threading.current_thread().name) for i in range(4)]
+    # the same episodes with the env calls one after another: token for token the same
+    alone = play_episodes([gym.make(ID, turns=3) for _ in specs], specs, generator, glue, max_turn_tokens=8,
+                          max_completion_tokens=400, env_threads=1)
+    assert [e.completion_ids for e in together] == [e.completion_ids for e in alone]
+    assert [e.reward for e in together] == [e.reward for e in alone]
+
+
+@pytest.mark.parametrize(("value", "threads"), [(None, min(16, os.cpu_count() or 1)), ("3", 3), (" 1 ", 1),
+                                                ("0", None), ("two", None), ("-2", None)])
+def test_env_threads_are_one_a_core_or_what_agentgym_env_threads_says(monkeypatch, value, threads):
+    if value is None:
+        monkeypatch.delenv("AGENTGYM_ENV_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("AGENTGYM_ENV_THREADS", value)
+    if threads is not None:
+        assert default_env_threads() == threads
+        return
+    with pytest.raises(ConfigError, match=r"AGENTGYM_ENV_THREADS must be a whole number >= 1 .*got"):
+        default_env_threads()
 
 
 class _Failing(gym.Wrapper):

@@ -1,6 +1,7 @@
 """Wall-clock of the main job: `agentgym eval` on its defaults, from an empty results file, model load included.
 
-    python benchmarks/bench_main_job.py [--json out.json] [--baseline-episodes 4] [-- extra eval args]
+    python benchmarks/bench_main_job.py [--json out.json] [--baseline-episodes 4] [--serial-env-baseline]
+        [-- extra eval args]
 
 Runs the installed `agentgym` command in a fresh directory exactly as the README
 types it, watches the results file as episodes land, and prints the total
@@ -12,13 +13,17 @@ this sum: ``AGENTGYM_ENV_THREADS=1`` makes them one after another), the rest bei
 the gaps between. With
 ``--baseline-episodes N`` it then times, in the same run, N episodes of every entry
 played one at a time (``--batch-size 1``, the path before batching) against the
-same N batched, and prints the ratio: the speed-up batching buys on this machine.
+same N batched, and prints the ratio: the speed-up batching buys on this machine. With
+``--serial-env-baseline`` it then runs the same command again with ``AGENTGYM_ENV_THREADS=1`` (each turn's env
+calls one after another, as before they ran at the same time) and prints both times, their ratio, and whether
+every episode's transcript and reward are the same in both runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -55,7 +60,18 @@ def _split(line: str) -> None:
     row[batch] = max(row.get(batch, 0.0), float(record.get("generate_s") or 0.0))
 
 
-def timed_eval(args: list[str], workdir: Path) -> tuple[float, dict[str, float], Counter[str], int]:
+def _outcomes(workdir: Path) -> dict[str, tuple[object, object]]:
+    """Each episode's (transcript, reward) in the results files of ``workdir``, by its key."""
+    out: dict[str, tuple[object, object]] = {}
+    for path in sorted(workdir.glob("results/*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            out[record["key"]] = (record.get("transcript"), record.get("reward"))
+    return out
+
+
+def timed_eval(args: list[str], workdir: Path,
+               env: dict[str, str] | None = None) -> tuple[float, dict[str, float], Counter[str], int]:
     """Run `agentgym eval ARGS` in ``workdir``; (seconds, entry -> seconds when its last episode landed, counts, rc)."""
     SPLIT.clear()
     seen: Counter[str] = Counter()
@@ -64,7 +80,8 @@ def timed_eval(args: list[str], workdir: Path) -> tuple[float, dict[str, float],
     # the command's output goes to a file, not a pipe nobody drains while it runs (a full pipe would stall it)
     with open(workdir / "eval.log", "w+") as log:
         start = time.perf_counter()
-        proc = subprocess.Popen(["agentgym", "eval", *args], cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(["agentgym", "eval", *args], cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})})
         while True:
             finished = proc.poll() is not None
             for path in sorted(workdir.glob("results/*.jsonl")):
@@ -94,11 +111,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--baseline-episodes", type=int, default=0,
                         help="time N episodes per entry unbatched vs batched (0: skip)")
+    parser.add_argument("--serial-env-baseline", action="store_true",
+                        help="run again with each turn's env calls one after another (AGENTGYM_ENV_THREADS=1)")
     parser.add_argument("extra", nargs="*", help="more `agentgym eval` arguments (after --)")
     ns = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-main-job-") as tmp:
         total, last, seen, rc = timed_eval(ns.extra, Path(tmp))
+        outcomes = _outcomes(Path(tmp))
     print(f"agentgym eval {' '.join(ns.extra)}".rstrip() + f": {total:.0f} s (target <= {TARGET_S:.0f} s), exit {rc}")
     previous = 0.0
     entries: dict[str, dict[str, float]] = {}
@@ -124,6 +144,16 @@ def main() -> None:
         ratio = runs["unbatched"] / runs["batched"]
         print(f"  batched is {ratio:.2f}x faster than one episode at a time on the same episodes")
         figures["baseline"] = {**runs, "episodes_per_entry": ns.baseline_episodes, "speedup": round(ratio, 2)}
+    if ns.serial_env_baseline:
+        with tempfile.TemporaryDirectory(prefix="bench-serial-env-") as tmp:
+            serial, _, _, _ = timed_eval(ns.extra, Path(tmp), env={"AGENTGYM_ENV_THREADS": "1"})
+            before = _outcomes(Path(tmp))
+        same = sum(before.get(key) == outcome for key, outcome in outcomes.items())
+        print(f"  env calls one after another: {serial:.0f} s; at the same time: {total:.0f} s "
+              f"({serial / total:.2f}x); the same transcript and reward in {same} of {len(outcomes)} episodes")
+        figures["serial_env_baseline"] = {"serial_s": round(serial, 1), "concurrent_s": round(total, 1),
+                                          "speedup": round(serial / total, 2), "same_outcome": same,
+                                          "episodes": len(outcomes)}
     if ns.json:
         ns.json.write_text(json.dumps(figures, indent=2) + "\n")
 

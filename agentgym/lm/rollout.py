@@ -42,13 +42,15 @@ from agentgym.lm.generation import Generator, StopOnText, TransformersGenerator,
 from agentgym.verifiers.budget import over_budget
 
 __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "TransformersGenerator", "Turn",
-           "action_stop_strings", "play_episodes"]
+           "action_stop_strings", "default_env_threads", "play_episodes"]
 
 ObservationStyle = Literal["append", "chat"]
 _CONTENT = "AGENTGYM-SENTINEL-CONTENT"
+logger = logging.getLogger(__name__)
 #: env calls of one turn made at the same time (``play_episodes``) unless AGENTGYM_ENV_THREADS says otherwise: one a
-#: core, so that a sandboxed run (whose time limits are wall-clock) gets the core it would get alone, at most 16
-ENV_THREADS = min(16, os.cpu_count() or 1)
+#: core the process may use, so that a sandboxed run (whose time limits are wall-clock) gets the core it would get
+#: alone; at most 16
+ENV_THREADS = min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def default_env_threads() -> int:
@@ -60,7 +62,6 @@ def default_env_threads() -> int:
         raise ConfigError(f"AGENTGYM_ENV_THREADS must be a whole number >= 1 (1: one env call at a time), "
                           f"got {value!r}.")
     return int(value)
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ def test_the_env_calls_of_a_turn_wait_together_and_change_nothing(smollm2_tokeni
     assert [e.reward for e in together] == [e.reward for e in alone]
 
 
-@pytest.mark.parametrize(("value", "threads"), [(None, min(16, os.cpu_count() or 1)), ("3", 3), (" 1 ", 1),
+@pytest.mark.parametrize(("value", "threads"), [(None, min(16, len(os.sched_getaffinity(0)))), ("3", 3), (" 1 ", 1),
                                                 ("0", None), ("two", None), ("-2", None)])
 def test_env_threads_are_one_a_core_or_what_agentgym_env_threads_says(monkeypatch, value, threads):
     if value is None:

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from agentgym.core.formats import format_of
 from agentgym.errors import ConfigError
 from agentgym.lm.generation import Generator, StopOnText, TransformersGenerator, Turn, _seed
+from agentgym.settings import count_from_env
 from agentgym.verifiers.budget import over_budget
 
 __all__ = ["ChatGlue", "Episode", "Generator", "StopOnText", "TaskSpec", "TransformersGenerator", "Turn",
@@ -54,14 +55,9 @@ ENV_THREADS = min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffi
 
 
 def default_env_threads() -> int:
-    """How many env calls of a turn ``play_episodes`` makes at once: ``AGENTGYM_ENV_THREADS``, else one a core."""
-    value = os.environ.get("AGENTGYM_ENV_THREADS", "").strip()
-    if not value:
-        return ENV_THREADS
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"AGENTGYM_ENV_THREADS must be a whole number >= 1 (1: one env call at a time), "
-                          f"got {value!r}.")
-    return int(value)
+    """How many env calls of a turn ``play_episodes`` makes at once: ``AGENTGYM_ENV_THREADS`` (1: one after another),
+    else one a core."""
+    return count_from_env("AGENTGYM_ENV_THREADS", ENV_THREADS)
 
 
 @dataclass(frozen=True)

@@ -67,14 +67,9 @@ _POOLS_LOCK = threading.Lock()
 def _pool_size() -> int:
     """``$AGENTGYM_SANDBOX_POOL_SIZE`` (a Ray env host sets its share of the node's CPUs), else the CPU count (2
     at least)."""
-    raw = os.environ.get("AGENTGYM_SANDBOX_POOL_SIZE", "").strip()
-    if not raw:
-        return max(2, os.cpu_count() or 2)
-    if not raw.isdigit() or int(raw) < 1:
-        from agentgym.errors import ConfigError
+    from agentgym.settings import count_from_env
 
-        raise ConfigError(f"AGENTGYM_SANDBOX_POOL_SIZE must be a whole number >= 1, got {raw!r}.")
-    return int(raw)
+    return count_from_env("AGENTGYM_SANDBOX_POOL_SIZE", max(2, os.cpu_count() or 2))
 
 
 def shared_pool(backend: str, limits: Limits, preload: tuple[str, ...] = (), **kwargs: Any) -> SandboxPool:

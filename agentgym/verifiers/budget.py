@@ -58,6 +58,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from agentgym.settings import count_from_env
 from agentgym.errors import ConfigError, VerifierError, VerifierUnavailable
 from agentgym.verifiers.score import Score
 
@@ -112,17 +113,6 @@ def budget_seconds(budget_s: float | None = None) -> float | None:
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or math.isnan(budget_s) or budget_s < 0:
         raise ConfigError(f"A verifier budget must be a number of seconds >= 0 (0 = off), got {budget_s!r}.")
     return float(budget_s) if budget_s > 0 else None
-
-
-def _int_env(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}.") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be >= 1, got {value}.")
-    return value
 
 
 class _Worker:
@@ -275,8 +265,8 @@ class _Pool:
         """The worker's reply within ``seconds`` of starting, or None; ``("unavailable", why)`` when no worker
         was free within ``seconds``."""
         client = _CLIENT.get()
-        size = _int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
-        memory_mb = _int_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
+        size = count_from_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
+        memory_mb = count_from_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
         worker = self._acquire(size, memory_mb, time.monotonic() + seconds, client)
         if worker is None:
             return ("unavailable", f"all {size} verifier workers were busy")
@@ -322,8 +312,8 @@ class _Pool:
 
     def prewarm(self) -> bool:
         """Start workers up to the pool's size on a background thread; False when one is already at it."""
-        size = _int_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
-        memory_mb = _int_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
+        size = count_from_env("AGENTGYM_VERIFIER_WORKERS", min(4, os.cpu_count() or 1))
+        memory_mb = count_from_env("AGENTGYM_VERIFIER_MEMORY_MB", DEFAULT_MEMORY_MB)
         with self._lock:
             if self._pid != os.getpid():
                 self._forget(os.getpid())

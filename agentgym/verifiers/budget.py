@@ -58,8 +58,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from agentgym.settings import count_from_env
 from agentgym.errors import ConfigError, VerifierError, VerifierUnavailable
+from agentgym.settings import count_from_env
 from agentgym.verifiers.score import Score
 
 __all__ = ["DEFAULT_BUDGET_S", "OVER_BUDGET", "VerifierUnavailable", "budget_seconds", "over_budget",

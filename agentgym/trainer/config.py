@@ -59,6 +59,10 @@ class TrainConfig:
     task_filter: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "Keep the tasks whose meta has these values (local envs), e.g. type=single-hop; a list (JSON) keeps any "
         "of its values: type='[\"bridge\", \"comparison\"]'."))
+    stratify_by: str | None = field(default=None, metadata=_doc(
+        "A task meta key (e.g. type): each step's tasks take its values in turn (two a step over two types: one "
+        "of each), and dynamic sampling replaces a group without signal by a group of the same value, so no type "
+        "drops out of the gradient (local envs).", metavar="META_KEY"))
     model: str = field(default="smollm2", metadata=_doc(
         "smollm2, a local HF model folder, or hf:<id> in the local cache."))
     output_dir: str = field(default="runs/grpo", metadata=_doc(
@@ -127,6 +131,9 @@ class TrainConfig:
                      owner="TrainConfig")
         if not self.env:
             raise ConfigError("env: name at least one env id, e.g. agentgym/SearchQA-v0.")
+        if self.stratify_by is not None and self.remote:
+            raise ConfigError("stratify_by reads each task's meta, which needs the env in process; drop remote= or "
+                              "stratify_by.")
         if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
             raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
                               "URL.")

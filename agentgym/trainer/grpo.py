@@ -39,7 +39,7 @@ from agentgym.trainer.stats import RolloutStats
 from agentgym.verifiers.budget import prewarm_workers
 
 __all__ = ["LOSS_TYPES", "RolloutStats", "TrainConfig", "build_trainer", "check_envs", "env_reward", "load_config",
-           "save_final", "task_specs", "train", "write_model_card"]
+           "save_final", "stratified_order", "task_specs", "task_strata", "train", "write_model_card"]
 
 TRAIN_INSTALL = "pip install 'agentgym-suite[train]' torch==2.13.0"
 logger = logging.getLogger("agentgym.trainer")
@@ -129,6 +129,48 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
     return specs
 
 
+def task_strata(config: TrainConfig, specs: Sequence[TaskSpec]) -> dict[TaskSpec, Any]:
+    """Each training task's value of the meta key ``config.stratify_by`` (nothing when it is unset)."""
+    if not config.stratify_by:
+        return {}
+    strata: dict[TaskSpec, Any] = {}
+    for env_id in dict.fromkeys(spec.env for spec in specs):
+        env = _make_env(config, env_id)
+        try:
+            catalog = getattr(env.unwrapped, "tasks", None)
+            if catalog is None:
+                raise ConfigError(f"stratify_by: {env_id} has no task list to read the meta of; drop stratify_by.")
+            meta = {t.id: t.meta for t in catalog.tasks(config.split)}
+        finally:
+            env.close()
+        for spec in specs:
+            if spec.env == env_id:
+                strata[spec] = meta.get(spec.task_id, {}).get(config.stratify_by)
+    if set(strata.values()) == {None}:
+        known = sorted({k for m in meta.values() for k in m})
+        raise ConfigError(f"stratify_by={config.stratify_by!r}: no training task's meta has that key; the meta "
+                          f"keys are {', '.join(known) or 'none'}.")
+    return strata
+
+
+def stratified_order(specs: Sequence[TaskSpec], strata: dict[TaskSpec, Any], seed: int) -> list[TaskSpec]:
+    """The tasks in turns of their strata's values (A, B, A, B, ...), each stratum in a seeded shuffle; a smaller
+    stratum starts over, reshuffled, until the largest has been taken once. TRL then reads it in order, so a step
+    of ``groups_per_step`` tasks holds each value in turn."""
+    by_value: dict[Any, list[TaskSpec]] = {}
+    for spec in specs:
+        by_value.setdefault(strata.get(spec), []).append(spec)
+    rng = random.Random(seed)
+    pools = [list(by_value[value]) for value in sorted(by_value, key=str)]
+    order: list[TaskSpec] = []
+    for k in range(max(len(pool) for pool in pools)):
+        for pool in pools:
+            if k % len(pool) == 0:
+                rng.shuffle(pool)
+            order.append(pool[k % len(pool)])
+    return order
+
+
 def env_reward(prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float | None],
                **_: Any) -> list[float | None]:
     """TRL reward function: the env's verifier score that the rollout recorded (never a parse of the text).
@@ -142,9 +184,10 @@ class _Rollouts:
     """The ``rollout_func``: one episode per prompt TRL hands over (its sampler repeats each task group_size times)."""
 
     def __init__(self, config: TrainConfig, tokenizer: Any, stats: RolloutStats,
-                 specs: Sequence[TaskSpec] = ()) -> None:
+                 specs: Sequence[TaskSpec] = (), strata: dict[TaskSpec, Any] | None = None) -> None:
         self.config = config
         self.specs = list(specs)  # the tasks dynamic sampling draws its extra groups from
+        self.strata = dict(strata or {})  # stratify_by: a replacement comes from the flat group's stratum
         self.bf16 = uses_bf16(config.precision)  # rollouts under the same autocast as the training
         self.draw = random.Random(config.seed + 7_919)
         self.glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
@@ -210,17 +253,33 @@ class _Rollouts:
             return episodes
         while budget and (flat := [i for i, group in enumerate(groups) if not _has_signal(group)]):
             taken = {group[0].spec for group in groups}
-            pool = [s for s in self.specs if s not in taken] or self.specs
-            if not pool:  # built without a task list: nothing to draw from
+            slots = flat[:budget]
+            pools = [self._pool(groups[i][0].spec, taken) for i in slots]
+            if not all(pools):  # built without a task list: nothing to draw from
                 break
-            draws = [self.draw.choice(pool) for _ in range(min(len(flat), budget))]
+            draws = [self.draw.choice(pool) for pool in pools]
             budget -= len(draws)
             self.stats.resampled_groups += len(draws)
             played = self._play([spec for spec in draws for _ in range(size)], generator)
             fresh = [played[i:i + size] for i in range(0, len(played), size)]
-            for i, group in zip(flat, [g for g in fresh if _has_signal(g)]):
-                groups[i] = group
+            if self.strata:  # each replacement stands in for the group of its own stratum
+                for i, group in zip(slots, fresh):
+                    if _has_signal(group):
+                        groups[i] = group
+            else:
+                for i, group in zip(flat, [g for g in fresh if _has_signal(g)]):
+                    groups[i] = group
         return [e for group in groups for e in group]
+
+    def _pool(self, spec: TaskSpec, taken: set[TaskSpec]) -> list[TaskSpec]:
+        """The tasks a replacement of ``spec``'s group is drawn from: any not in the step (all, if none is
+        left), and with ``stratify_by`` only those of ``spec``'s stratum."""
+        pool = [s for s in self.specs if s not in taken] or self.specs
+        if not self.strata:
+            return pool
+        value = self.strata.get(spec)
+        return ([s for s in pool if self.strata.get(s) == value]
+                or [s for s in self.specs if self.strata.get(s) == value] or pool)
 
     def _outputs(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """TRL's columns. A failed episode trains nothing: its tokens are masked out and its reward is None."""
@@ -310,14 +369,19 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     torch.set_num_threads(max(1, config.threads))
     check_envs(config)  # an id or kwarg typo, or a task_filter matching nothing, fails before the model loads
     specs = list(specs if specs is not None else task_specs(config))
+    strata = task_strata(config, specs)  # a stratify_by key no task has fails before the model loads too
     if model is None or tokenizer is None:
         from agentgym.lm.local import load_for_training, resolve_model
 
         model, tokenizer = load_for_training(resolve_model(config.model))
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    random.Random(config.seed).shuffle(specs)
-    dataset = Dataset.from_list([{"prompt": json.dumps(dataclasses.asdict(s))} for s in specs])
+    if strata:  # the order is the strata's turns: TRL must read it as it is
+        order = stratified_order(specs, strata, config.seed)
+    else:
+        random.Random(config.seed).shuffle(specs)
+        order = specs
+    dataset = Dataset.from_list([{"prompt": json.dumps(dataclasses.asdict(s))} for s in order])
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train_config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
@@ -333,12 +397,12 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         top_p=config.top_p, top_k=0, loss_type="dapo" if config.loss_type == "gspo" else config.loss_type,
         importance_sampling_level="sequence" if config.loss_type == "gspo" else "token",
         max_completion_length=config.max_completion_tokens, report_to=report_to, use_cpu=not torch.cuda.is_available(),
-        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=True,
+        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=not strata,
         save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
     )
     peft_config = lora_config(config)
     stats = RolloutStats()
-    rollouts = _Rollouts(config, tokenizer, stats, specs)
+    rollouts = _Rollouts(config, tokenizer, stats, specs, strata)
     trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[MetricsLog(config, stats, console)])

@@ -4,6 +4,10 @@ of episodes that search, exact match by question type, the episodes in which the
 retrieved passage it was shown, in one of its own turns), and the pairing against the first results file.
 
     python scripts/search_r1_table.py base=runs/search-r1/eval-base.jsonl sft=runs/search-r1/eval-sft.jsonl ...
+
+``--tasks=A:B`` keeps the episodes of the split's tasks A to B-1 (in the split's order, the order ``agentgym eval
+--episodes`` takes them in): the checkpoint selection reads questions 200-399 of the test split
+(``--tasks=200:400``), which the reported table (the first 200) never includes.
 """
 
 from __future__ import annotations
@@ -43,9 +47,27 @@ def writes_passages(transcript: list[dict]) -> bool:
     return False
 
 
+def split_positions(split: str) -> dict[str, int]:
+    """Each SearchQA task id of ``split`` -> its position in the split."""
+    import agentgym
+
+    env = agentgym.make("agentgym/SearchQA-v0")
+    try:
+        return {task.id: i for i, task in enumerate(env.unwrapped.tasks.tasks(split))}
+    finally:
+        env.close()
+
+
 def main(argv: list[str]) -> None:
+    span = None
+    if argv and argv[0].startswith("--tasks="):
+        first_task, _, end = argv.pop(0).removeprefix("--tasks=").partition(":")
+        if not (first_task.isdigit() and end.isdigit()):
+            raise SystemExit("usage: --tasks=A:B (the split's tasks A to B-1), e.g. --tasks=200:400")
+        span = range(int(first_task), int(end))
     if not argv or any("=" not in a for a in argv):
-        raise SystemExit("usage: search_r1_table.py NAME=RESULTS.jsonl ... (the first is the one others pair with)")
+        raise SystemExit("usage: search_r1_table.py [--tasks=A:B] NAME=RESULTS.jsonl ... (the first is the one "
+                         "others pair with)")
     types = {}
     for path in bundled_qa_files().values():
         for line in Path(path).read_text().splitlines():
@@ -53,6 +75,10 @@ def main(argv: list[str]) -> None:
             types[row["id"]] = row["metadata"]["type"]
     runs = {name: {r["task_id"]: r for r in load_results(Path(path))}
             for name, path in (a.split("=", 1) for a in argv)}
+    if span is not None:
+        splits = {r.get("split", "test") for rows in runs.values() for r in rows.values()}
+        positions = {task: i for split in splits for task, i in split_positions(split).items()}
+        runs = {name: {t: r for t, r in rows.items() if positions.get(t, -1) in span} for name, rows in runs.items()}
     first = next(iter(runs.values()))
     print("| run | exact match [95% CI] | episodes that search | single-hop | bridge | comparison "
           "| writes retrieved text | paired vs first |")

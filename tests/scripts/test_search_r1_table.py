@@ -35,6 +35,12 @@ def test_table_counts_exact_match_searches_types_and_pairs(tmp_path, capsys):
     assert "| 6/6 = 100.0% " in rows["nosearch"] and "| 0/6 |" in rows["nosearch"]  # the oracle answers at once
     with pytest.raises(SystemExit, match="usage"):
         main(["no-equals-sign"])
+    main(["--tasks=2:5", f"oracle={tmp_path / 'oracle.jsonl'}", f"empty={tmp_path / 'empty.jsonl'}"])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "| 3/3 = 100.0% " in rows["oracle"] and "| 0/3 = 0.0% " in rows["empty"]  # the split's tasks 2, 3, 4
+    assert rows["empty"].endswith("+0 / -3 |")
+    with pytest.raises(SystemExit, match=r"usage: --tasks=A:B"):
+        main(["--tasks=200-400", f"oracle={tmp_path / 'oracle.jsonl'}"])
 
 
 def test_writing_retrieved_text_is_seen_in_the_models_turns_only():

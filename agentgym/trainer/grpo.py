@@ -134,6 +134,7 @@ def task_strata(config: TrainConfig, specs: Sequence[TaskSpec]) -> dict[TaskSpec
     if not config.stratify_by:
         return {}
     strata: dict[TaskSpec, Any] = {}
+    keys: set[str] = set()  # every meta key seen, for the error below
     for env_id in dict.fromkeys(spec.env for spec in specs):
         env = _make_env(config, env_id)
         try:
@@ -141,15 +142,15 @@ def task_strata(config: TrainConfig, specs: Sequence[TaskSpec]) -> dict[TaskSpec
             if catalog is None:
                 raise ConfigError(f"stratify_by: {env_id} has no task list to read the meta of; drop stratify_by.")
             meta = {t.id: t.meta for t in catalog.tasks(config.split)}
+            keys.update(k for m in meta.values() for k in m)
         finally:
             env.close()
         for spec in specs:
             if spec.env == env_id:
                 strata[spec] = meta.get(spec.task_id, {}).get(config.stratify_by)
     if set(strata.values()) == {None}:
-        known = sorted({k for m in meta.values() for k in m})
         raise ConfigError(f"stratify_by={config.stratify_by!r}: no training task's meta has that key; the meta "
-                          f"keys are {', '.join(known) or 'none'}.")
+                          f"keys are {', '.join(sorted(keys)) or 'none'}.")
     return strata
 
 
@@ -397,7 +398,8 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         top_p=config.top_p, top_k=0, loss_type="dapo" if config.loss_type == "gspo" else config.loss_type,
         importance_sampling_level="sequence" if config.loss_type == "gspo" else "token",
         max_completion_length=config.max_completion_tokens, report_to=report_to, use_cpu=not torch.cuda.is_available(),
-        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0, shuffle_dataset=not strata,
+        bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0,
+        shuffle_dataset=not strata,
         save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
     )
     peft_config = lora_config(config)

@@ -38,10 +38,11 @@ def test_a_flat_group_gives_way_to_a_group_of_its_own_stratum(tmp_path, smollm2_
     trainer, rollouts = _rollouts(tmp_path, smollm2_tokenizer, monkeypatch, budget=2)
     # flat-0 and vary-1 are "a", flat-1 and vary-0 "b": without strata the draws could cross over
     rollouts.strata = {FLAT[0]: "a", VARY[1]: "a", FLAT[1]: "b", VARY[0]: "b"}
-    out = rollouts(_prompts(FLAT), trainer)
-    assert out["env_reward"] == [0.0, 1.0, 0.0, 1.0]
-    played = [e.spec.task_id for e in rollouts.stats.episodes]
-    assert played == ["flat-0", "flat-0", "flat-1", "flat-1", "vary-1", "vary-1", "vary-0", "vary-0"]
+    for step in range(4):  # four steps' draws: a draw across strata would show in one of them
+        out = rollouts(_prompts(FLAT), trainer)
+        assert out["env_reward"] == [0.0, 1.0, 0.0, 1.0]
+        played = [e.spec.task_id for e in rollouts.stats.episodes[8 * step:]]
+        assert played == ["flat-0", "flat-0", "flat-1", "flat-1", "vary-1", "vary-1", "vary-0", "vary-0"]
     rollouts.close()
 
 

@@ -22,7 +22,6 @@ from agentgym.envs.search.data import bundled_qa_files
 from agentgym.eval.results import load_results
 from agentgym.eval.stats import wilson_ci
 
-
 COPIED_WORDS = 8
 
 
@@ -41,7 +40,7 @@ def writes_passages(transcript: list[dict]) -> bool:
         elif role == "user" and not task_read:  # the task itself is not an observation
             task_read = True
         elif role != "system":  # an observation: its retrieved passages (not, say, a format error's text)
-            for passage in re.findall(r"<information>(.*?)(?:</information>|$)", text, re.S):
+            for passage in re.findall(r"<information>(.*?)(?:</information>|$)", text, re.DOTALL):
                 words = passage.split()
                 seen |= {tuple(words[i:i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
     return False

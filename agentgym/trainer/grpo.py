@@ -105,6 +105,18 @@ def _matches(meta: dict[str, Any], task_filter: dict[str, Any]) -> bool:
     return all(meta.get(k) in v if isinstance(v, list) else meta.get(k) == v for k, v in task_filter.items())
 
 
+def _split_tasks(config: TrainConfig, env_id: str, *, why: str) -> Sequence[Any]:
+    """The tasks of ``config.split`` in ``env_id``'s own task list (``why``: the option that needs them)."""
+    env = _make_env(config, env_id)
+    try:
+        catalog = getattr(env.unwrapped, "tasks", None)
+        if catalog is None:
+            raise ConfigError(f"{env_id} has no task list (env.unwrapped.tasks) to read {why} from.")
+        return catalog.tasks(config.split)
+    finally:
+        env.close()
+
+
 def task_specs(config: TrainConfig) -> list[TaskSpec]:
     """The training tasks: each env's split (filtered by ``task_filter``), at most ``tasks`` per env."""
     specs: list[TaskSpec] = []
@@ -114,11 +126,7 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
                 raise ConfigError("task_filter needs the env in process; with remote=, pick tasks with tasks=N.")
             specs += [TaskSpec(env_id, split=config.split, index=i) for i in range(config.tasks or 256)]
             continue
-        env = _make_env(config, env_id)
-        try:
-            tasks = env.unwrapped.tasks.tasks(config.split)
-        finally:
-            env.close()
+        tasks = _split_tasks(config, env_id, why="the training tasks")
         chosen = [t for t in tasks if _matches(t.meta, config.task_filter)]
         if not chosen:
             hint = "" if not any(isinstance(v, str) and v.startswith("[") for v in config.task_filter.values()) else (
@@ -136,15 +144,8 @@ def task_strata(config: TrainConfig, specs: Sequence[TaskSpec]) -> dict[TaskSpec
     strata: dict[TaskSpec, Any] = {}
     keys: set[str] = set()  # every meta key seen, for the error below
     for env_id in dict.fromkeys(spec.env for spec in specs):
-        env = _make_env(config, env_id)
-        try:
-            catalog = getattr(env.unwrapped, "tasks", None)
-            if catalog is None:
-                raise ConfigError(f"stratify_by: {env_id} has no task list to read the meta of; drop stratify_by.")
-            meta = {t.id: t.meta for t in catalog.tasks(config.split)}
-            keys.update(k for m in meta.values() for k in m)
-        finally:
-            env.close()
+        meta = {t.id: t.meta for t in _split_tasks(config, env_id, why="the stratify_by values")}
+        keys.update(k for m in meta.values() for k in m)
         for spec in specs:
             if spec.env == env_id:
                 strata[spec] = meta.get(spec.task_id, {}).get(config.stratify_by)

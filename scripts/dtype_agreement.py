@@ -26,8 +26,11 @@ def _turns(record: dict[str, Any]) -> list[str]:
             for m in record.get("transcript") or [] if m.get("role") == "assistant"]
 
 
-def compare(fp32: list[dict[str, Any]], bf16: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per entry and overall: episodes, identical transcripts, identical first turns, equal rewards, scores."""
+def compare(fp32: list[dict[str, Any]], bf16: list[dict[str, Any]], *,
+            labels: tuple[str, str] = ("fp32", "bf16")) -> dict[str, Any]:
+    """Per entry and overall: episodes, identical transcripts, identical first turns, equal rewards, and each
+    run's correct episodes (``correct_<label>``; ``labels`` name the two runs)."""
+    correct_a, correct_b = (f"correct_{label}" for label in labels)
     def ident(r: dict[str, Any]) -> tuple[str, int, int]:
         return (str(r.get("entry") or r["env_id"]), int(r["episode"]), int(r.get("sample") or 0))
 
@@ -38,14 +41,14 @@ def compare(fp32: list[dict[str, Any]], bf16: list[dict[str, Any]]) -> dict[str,
         if b is None:
             continue
         row = rows.setdefault(ident(a)[0], dict.fromkeys(
-            ("episodes", "same_transcript", "same_first_turn", "same_reward", "correct_fp32", "correct_bf16"), 0))
+            ("episodes", "same_transcript", "same_first_turn", "same_reward", correct_a, correct_b), 0))
         ta, tb = _turns(a), _turns(b)
         row["episodes"] += 1
         row["same_transcript"] += ta == tb
         row["same_first_turn"] += ta[:1] == tb[:1]
         row["same_reward"] += a["reward"] == b["reward"]
-        row["correct_fp32"] += bool(a["correct"])
-        row["correct_bf16"] += bool(b["correct"])
+        row[correct_a] += bool(a["correct"])
+        row[correct_b] += bool(b["correct"])
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()), {})}
     return {"entries": rows, "total": total}
 

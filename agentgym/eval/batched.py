@@ -28,6 +28,7 @@ from agentgym.core.registry import make
 from agentgym.policies.hf import TransformersPolicy
 from agentgym.eval.episode import EpisodeResult, provenance
 from agentgym.eval.plan import PlannedEpisode
+from agentgym.lm.compute import kernel_path
 from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
 
 __all__ = ["BatchProgress", "run_batched"]
@@ -66,7 +67,7 @@ def _groups(pending: Sequence[tuple[PlannedEpisode, str]]) -> list[list[tuple[Pl
 
 
 def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: TransformersPolicy, *,
-            wall_s: float, remote: str | None) -> EpisodeResult:
+            wall_s: float, remote: str | None, compute: dict[str, Any]) -> EpisodeResult:
     transcript = [{"role": "user", "content": episode.prompt}] if episode.prompt else []
     for text, observation in zip(episode.model_texts, [*episode.observations, *[""] * len(episode.model_texts)]):
         transcript.append({"role": "assistant", "content": text})
@@ -85,7 +86,7 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         verification=verification, wall_s=round(wall_s, 4), transcript=transcript, error=episode.error,
         episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
         remote=remote, entry=planned.entry, sample=planned.sample, env_s=round(episode.env_s, 4),
-        generate_s=round(episode.generate_s, 4), **origin)
+        generate_s=round(episode.generate_s, 4), compute=dict(compute), **origin)
 
 
 def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: TransformersPolicy, *,
@@ -111,6 +112,9 @@ def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: Transform
     glue = ChatGlue(tokenizer, style="chat", system_prompt=policy.system_prompt)
     context = int(getattr(model.config, "max_position_embeddings", 0) or 8192)
     budget = max(sampling.max_tokens, context - _PROMPT_ROOM)
+    parameter = next(model.parameters())
+    compute = {"kernel": kernel_path(str(parameter.device)), "dtype": str(parameter.dtype).removeprefix("torch."),
+               "batch_size": batch_size}
     for group in _groups(pending):
         envs: list[gym.Env] = []
         try:
@@ -122,7 +126,7 @@ def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: Transform
                     envs.append(make(batch[0][0].env_id, **batch[0][0].env_kwargs,
                                      **({"remote": remote} if remote else {})))
                 _play_batch(batch, envs[:len(batch)], policy, generator, glue, budget=budget, remote=remote,
-                            on_result=on_result, state=state)
+                            on_result=on_result, state=state, compute={**compute, "batch": len(batch)})
         finally:
             for env in envs:
                 try:
@@ -133,7 +137,8 @@ def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: Transform
 
 def _play_batch(batch: Sequence[tuple[PlannedEpisode, str]], envs: Sequence[gym.Env], policy: TransformersPolicy,
                 generator: TransformersGenerator, glue: ChatGlue, *, budget: int, remote: str | None,
-                on_result: Callable[[EpisodeResult], None], state: dict[str, Any]) -> None:
+                on_result: Callable[[EpisodeResult], None], state: dict[str, Any],
+                compute: dict[str, Any]) -> None:
     first = batch[0][0]
     specs = [TaskSpec(p.env_id, seed=p.seed, split=p.split, index=p.task_index) for p, _ in batch]
     started = time.perf_counter()
@@ -145,7 +150,8 @@ def _play_batch(batch: Sequence[tuple[PlannedEpisode, str]], envs: Sequence[gym.
         live["n"] -= 1
         state["live"] = live["n"]
         planned, key = batch[i]
-        on_result(_result(planned, key, episode, policy, wall_s=time.perf_counter() - started, remote=remote))
+        on_result(_result(planned, key, episode, policy, wall_s=time.perf_counter() - started, remote=remote,
+                          compute=compute))
 
     def next_turn(round_no: int) -> None:
         state["turn"] = round_no + 1

@@ -107,6 +107,10 @@ class EpisodeResult:
     #: generations while this episode played (shared with the batch); None on other paths and in older records
     env_s: float | None = None
     generate_s: float | None = None
+    #: a local model's batched episodes: the kernel path its numbers took (``agentgym.lm.compute.kernel_path``),
+    #: its dtype, ``--batch-size`` and how many episodes its batch held; greedy text can differ across any of
+    #: them, so a run that mixes them is not reproducible. None on other paths and in older records
+    compute: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -127,7 +127,9 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
     the run departed from the suite's protocol: ``{"env_kwargs": {...},
     "action_format": "tags"}`` (both optional). ``reproducible`` means greedy
     decoding (temperature 0, or a policy without a model) and a recorded git
-    commit; ``default_protocol`` means no env kwargs and the default action format.
+    commit, and one compute path for every episode that records one (``compute``: each distinct kernel path,
+    dtype and batch size of a local model's episodes, ``agentgym.lm.compute``; greedy text can differ across
+    them); ``default_protocol`` means no env kwargs and the default action format.
     """
     if not results:
         raise ConfigError("make_submission needs at least one episode result.")
@@ -141,6 +143,7 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
     envs = {env_id: _env_aggregate(episodes) for env_id, episodes in _group_by_env(results).items()}
     planned = len(results) if planned is None else planned
     errors = sum(e["errors"] for e in envs.values())
+    compute = _compute_paths(results)
     return {
         "schema": SCHEMA,
         "complete": errors == 0 and planned <= len(results),
@@ -157,10 +160,18 @@ def make_submission(results: list[dict[str, Any]], *, suite: str, suite_version:
         "agentgym_version": agentgym_version,
         "git_commit": git_commit or None,
         "protocol": {**protocol, "env_kwargs": env_kwargs, "action_format": action_format},
-        "flags": {"reproducible": bool(greedy and git_commit),
+        "compute": compute,
+        "flags": {"reproducible": bool(greedy and git_commit and len(compute) <= 1),
                   "default_protocol": not env_kwargs and action_format == DEFAULT_ACTION_FORMAT},
         "envs": envs,
     }
+
+
+def _compute_paths(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct (kernel path, dtype, batch size) of the episodes that record one, in a stable order."""
+    seen = {json.dumps({k: c.get(k) for k in ("kernel", "dtype", "batch_size")}, sort_keys=True)
+            for r in results if isinstance(c := r.get("compute"), dict)}
+    return [json.loads(s) for s in sorted(seen)]
 
 
 def write_submission(submission: Mapping[str, Any], leaderboard_dir: str | Path) -> Path:

@@ -13,10 +13,12 @@ from agentgym.eval.command import EvalRequest, summary_table
 from agentgym.policies.hf import make_model_policy
 from agentgym.policies import Sampling
 from agentgym.eval.episode import EpisodeResult
+from agentgym.eval.leaderboard import make_submission
 from agentgym.eval.plan import plan_episodes
 from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
 from agentgym.eval.suites import SuiteEntry
+from agentgym.lm.compute import cpu_model, kernel_path
 
 pytestmark = requires_smollm2
 
@@ -76,11 +78,32 @@ def test_a_model_plays_its_episodes_in_lockstep(monkeypatch, policy, tmp_path):
     assert progress[0].describe().startswith("SearchQA-v0 · episodes 1-3 (3 playing) · turn 1 · ")
 
 
-def test_greedy_batched_episodes_do_not_depend_on_their_batch(policy):
+def test_greedy_episodes_repeat_in_their_batch_and_record_its_kernel_path(policy):
+    """Greedy text is the same for the same batch on the same machine, and each episode records what it may
+    depend on beyond that (the batch, the kernel path): an AMD EPYC wrote other text for an episode in a batch
+    of 3 than alone, so no test here compares text across batches or machines (agentgym.lm.compute)."""
     plan = plan_episodes([SuiteEntry("agentgym/MathTool-v0", "test", 3, {"max_turns": 1})], seed=0)
-    alone = [run_plan([p], lambda: policy, batch_size=1)[0] for p in plan]
     together = run_plan(plan, lambda: policy, batch_size=3)
-    assert [r.transcript for r in alone] == [r.transcript for r in together]
+    again = run_plan(plan, lambda: policy, batch_size=3)
+    assert [r.transcript for r in together] == [r.transcript for r in again]
+    assert len({r.transcript[1]["content"] for r in together}) > 1  # three episodes, not one replayed
+    alone = run_plan(plan[:1], lambda: policy, batch_size=1)
+    import torch
+
+    model, _ = policy.load()
+    dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
+    path = {"kernel": kernel_path(), "dtype": dtype, "batch_size": 3}
+    assert [r.compute for r in together] == [{**path, "batch": 3}] * 3
+    assert alone[0].compute == {**path, "batch_size": 1, "batch": 1}
+    assert path["kernel"].split()[1:3] == [cpu_model()[0] or "unknown-vendor", torch.backends.cpu.get_cpu_capability()]
+    # a run whose episodes took one path can be reproducible; one that mixes batch sizes cannot
+    records = [r.as_dict() for r in together]
+    common = {"suite": "s", "suite_version": "1", "policy": "smollm2", "model": policy.model,
+              "sampling": {"temperature": 0.0}, "date": "2026-11-29", "agentgym_version": "0", "git_commit": "abc"}
+    one = make_submission(records, **common)
+    assert one["flags"]["reproducible"] and one["compute"] == [path]
+    mixed = make_submission([alone[0].as_dict(), *records[1:]], **common)
+    assert not mixed["flags"]["reproducible"] and [c["batch_size"] for c in mixed["compute"]] == [1, 3]
 
 
 def test_errored_episodes_are_replayed_and_superseded(policy, tmp_path):

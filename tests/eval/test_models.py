@@ -17,7 +17,7 @@ from agentgym.eval.episode import run_episode
 pytestmark = requires_smollm2
 
 CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
-# SmolLM2 answers this with '<search>Capital of France</search>\n<search>France</search>' when not stopped.
+# SmolLM2 answers this with two <search> elements when not stopped (their text differs between CPUs).
 TWO_TAGS = "Write XML: <search>capital of France</search>. Then write two more XML elements."
 
 
@@ -103,7 +103,9 @@ def test_tags_format_stops_after_the_first_closing_tag(greedy):
     assert info["format"] == "tags"
     greedy.reset(env.unwrapped, TWO_TAGS, info)
     action = greedy.act(TWO_TAGS, info)
-    assert action == "<search>Capital of France</search>"
+    # the query's text is the model's (its case differs between an Intel Xeon and an AMD EPYC): only where the
+    # action stops is this test's
+    assert action.startswith("<search>") and action.endswith("</search>") and action.count("</search>") == 1
     unstopped = greedy.generate([{"role": "user", "content": TWO_TAGS}], None)
     assert unstopped.text.startswith(action) and len(unstopped.text) > len(action)
     assert 0 < greedy.usage["completion_tokens"] < unstopped.completion_tokens

@@ -42,10 +42,12 @@ def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats
 
 
 @requires_smollm2
-def test_rows_parked_and_compacted_across_turns_generate_what_each_row_generates_alone(monkeypatch):
+def test_rows_parked_and_compacted_across_turns_generate_greedily_for_each_row_alone(monkeypatch):
     """Three turns of five rows that stop at different times and read observations of different lengths (so
-    finished rows are parked mid-turn, observations read in buckets, the cache compacted between turns) give,
-    greedily, exactly the tokens each row gives in a batch of its own."""
+    finished rows are parked mid-turn, observations read in buckets, the cache compacted between turns): every
+    token a row generates in the batch is the greedy choice for that row computed alone, from scratch, without a
+    cache, up to float noise. (Exact equality with a batch of one holds on some CPUs and not on others: the
+    kernels sum in another order for other shapes, and a near-tie can then go either way; agentgym.lm.compute.)"""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -68,23 +70,26 @@ def test_rows_parked_and_compacted_across_turns_generate_what_each_row_generates
                "Write a haiku about the sea.", "Say yes."]
     stops = [(), (".",), (",",), (), ("\n",)]
     observations = ["\nObservation: thanks, go on. " * 20, "\nok, the tool says: " + "1 2 3 4 5 6 7 8 9 " * 10]
-
-    def play(rows: list[int]) -> list[list[list[int]]]:
-        generator = TransformersGenerator(model, tokenizer, temperature=0)
-        contexts = [tokenizer(tokenizer.apply_chat_template([{"role": "user", "content": prompts[r]}], tokenize=False,
-                                                            add_generation_prompt=True))["input_ids"] for r in rows]
-        turns: list[list[list[int]]] = [[] for _ in rows]
-        for turn in range(3):
-            out = generator.generate(contexts, stops=[stops[r] for r in rows], max_new_tokens=24, seed=0)
-            for k, t in enumerate(out):
-                turns[k].append(t.ids)
-                extra = tokenizer(observations[(rows[k] + turn) % 2], add_special_tokens=False)["input_ids"]
-                contexts[k] = [*contexts[k], *t.ids, *extra[: 3 + 40 * rows[k]]]
-        return turns
-
-    together = play(list(range(len(prompts))))
+    generator = TransformersGenerator(model, tokenizer, temperature=0)
+    contexts = [tokenizer(tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
+                                                        add_generation_prompt=True))["input_ids"] for p in prompts]
+    played: list[tuple[list[int], list[int]]] = []  # (a row's context, the ids it generated) for every turn
+    for turn in range(3):
+        out = generator.generate(contexts, stops=stops, max_new_tokens=24, seed=0)
+        for k, t in enumerate(out):
+            played.append((list(contexts[k]), t.ids))
+            extra = tokenizer(observations[(k + turn) % 2], add_special_tokens=False)["input_ids"]
+            contexts[k] = [*contexts[k], *t.ids, *extra[: 3 + 40 * k]]
     # finished rows were parked mid-turn and brought back, the cache compacted between turns, observations of
     # different lengths read in separate buckets
     assert merges and compactions and any(len(b) > 1 for b in buckets), (merges, compactions, buckets)
-    for r in range(len(prompts)):
-        assert play([r]) == [together[r]], f"row {r} differs"
+    worst = 0.0
+    with torch.no_grad():
+        for context, ids in played:
+            assert ids, "every row generates at least one token a turn"
+            logits = model(torch.tensor([context + ids])).logits[0, len(context) - 1: len(context) + len(ids) - 1]
+            chosen = logits.gather(1, torch.tensor(ids)[:, None])[:, 0]
+            # how far below the row's own best each chosen token is: 0 for a greedy pick; a wrong position, mask
+            # or cache slot puts it whole logits below
+            worst = max(worst, float((logits.max(dim=1).values - chosen).max()))
+    assert worst < 1e-2, worst

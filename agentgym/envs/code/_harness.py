@@ -24,84 +24,18 @@ backend mounts it read-only (the ``local`` backend isolates nothing). The
 modules tests commonly import are loaded before the worker starts. The worker
 gets the original import path back, as ``python file.py`` would have it.
 
-Read as source by agentgym and passed to the sandbox as code: standard library only.
+Read as source by agentgym and passed to the sandbox as code after ``agentgym/sandbox/harness_prelude.py`` (the
+import path made safe, the frames): standard library only.
 """
 
-import os
-import sys
-
-STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
 # Loaded before the worker exists, so not even a writable installation (local backend) can swap them.
 TEST_MODULES = ("collections", "copy", "functools", "heapq", "itertools", "math", "random", "re", "string")
-
-
-def is_writable(path):
-    """Whether this uid could create, replace or rename files at ``path`` (or where it would be made)."""
-    path = os.path.abspath(path)
-    while True:
-        if os.path.exists(path) and os.access(path, os.W_OK):
-            return True
-        parent = os.path.dirname(path)
-        if parent == path:
-            return False
-        path = parent
-
-
-def trusted_import_path(entries, cwd, installation):
-    """``entries`` without '', relative paths (they resolve in ``cwd``), ``cwd`` itself, and writable
-    directories outside the interpreter's ``installation`` directories."""
-    cwd = os.path.realpath(cwd)
-    kept = []
-    for entry in entries:
-        if not isinstance(entry, str) or not os.path.isabs(entry):
-            continue
-        real = os.path.realpath(entry)
-        if real == cwd:
-            continue
-        inside = any(real == root or real.startswith(root.rstrip("/") + "/") for root in installation)
-        if inside or not is_writable(real):
-            kept.append(entry)
-    return kept
-
-
-SUBMISSION_IMPORTS = (list(sys.path), list(sys.meta_path))
-INSTALLATION = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-sys.path[:] = trusted_import_path(sys.path, os.getcwd(), INSTALLATION - {"/"})
-sys.meta_path[:] = [finder for finder in sys.meta_path if getattr(finder, "__module__", "") in STDLIB_FINDERS]
-sys.path_importer_cache.clear()
-
-import ctypes  # noqa: E402 - every import comes after the import path is made safe
-import json  # noqa: E402
-import math  # noqa: E402
-import select  # noqa: E402
 
 for module in TEST_MODULES:
     __import__(module)
 
 MARK = "@@agentgym-grade@@"
 CALL_TIMEOUT_S = 5.0
-
-
-def read_frame(fd):
-    """One frame: its length in decimal, a newline, then that many bytes of ASCII JSON."""
-    digits = b""
-    while True:
-        ch = os.read(fd, 1)  # byte by byte: never read past this frame (the next may be secret)
-        if not ch:
-            raise EOFError("truncated frame header")
-        if ch == b"\n":
-            break
-        digits += ch
-        if len(digits) > 12:
-            raise ValueError("malformed frame header")
-    size = int(digits)
-    body = bytearray()
-    while len(body) < size:
-        chunk = os.read(fd, size - len(body))
-        if not chunk:
-            raise EOFError("truncated frame")
-        body += chunk
-    return json.loads(bytes(body))
 
 
 def encode(value, depth=0):
@@ -152,13 +86,6 @@ def decode(obj):
         if "c" in obj:
             return complex(float(obj["c"][0]), float(obj["c"][1]))
     raise ValueError("malformed value from the worker")
-
-
-def send(fd, obj):
-    body = json.dumps(obj).encode()
-    data = str(len(body)).encode() + b"\n" + body
-    while data:
-        data = data[os.write(fd, data):]
 
 
 def worker(sub, req_r, resp_w):

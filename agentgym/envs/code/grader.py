@@ -21,7 +21,8 @@ from agentgym.verifiers import Score
 
 __all__ = ["Grade", "Runner", "extract_code", "grade_code"]
 
-_HARNESS = (resources.files("agentgym.envs.code") / "_harness.py").read_text(encoding="utf-8")
+_HARNESS = ((resources.files("agentgym.sandbox") / "harness_prelude.py").read_text(encoding="utf-8") + "\n\n"
+            + (resources.files("agentgym.envs.code") / "_harness.py").read_text(encoding="utf-8"))
 _MARK = "@@agentgym-grade@@"
 _FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 

@@ -91,7 +91,8 @@ class SWEBenchEnv(AgentEnv[Patch]):
 
     def __init__(self, *, data_dir: str | Path | None = None, repos: str | Path | None = None,
                  backend: Literal["bwrap", "docker"] = "bwrap", image: str | None = None, timeout_s: float = 60.0,
-                 test_timeout_s: float = 300.0, data: str | Path | None = None, **base: Any) -> None:
+                 test_timeout_s: float = 300.0, data: str | Path | None = None,
+                 grading: Literal["auto", "in-process"] = "auto", **base: Any) -> None:
         if data is not None:
             if data_dir is not None:
                 raise ConfigError("Pass data_dir only: data is its old name.")
@@ -100,6 +101,9 @@ class SWEBenchEnv(AgentEnv[Patch]):
             data_dir = data
         if backend not in ("bwrap", "docker"):
             raise ConfigError(f"backend must be 'bwrap' or 'docker', got {backend!r}.")
+        if grading not in ("auto", "in-process"):
+            raise ConfigError(f"grading must be 'auto' (isolated where the instance's tests allow it) or "
+                              f"'in-process' (SWE-bench's log grading), got {grading!r}.")
         # grading needs swebench: fail here, not at the end of a first episode
         if importlib.util.find_spec("swebench") is None:
             raise DependencyNotInstalled("swebench (SWE-bench grading)", _INSTALL_SWE)
@@ -109,6 +113,8 @@ class SWEBenchEnv(AgentEnv[Patch]):
                                         None if repos is None else str(repos))
         self.backend, self.image = backend, image
         self.timeout_s, self.test_timeout_s = timeout_s, test_timeout_s
+        #: "auto": the isolated harness wherever the instance's tests allow it; "in-process": always swebench's log
+        self.grading = grading
         self._workspace: Workspace | None = None  # the episode's working copy
         self._grader: Workspace | None = None  # the grader's own checkout
         self._submitted = False
@@ -233,7 +239,8 @@ class SWEBenchEnv(AgentEnv[Patch]):
         workspace, self._grader = self._grader, None
         workspace = self._grader = self._checkout(task, workspace)
         try:
-            return grade_patch(workspace, task.gold, patch, timeout_s=self.test_timeout_s)
+            return grade_patch(workspace, task.gold, patch, timeout_s=self.test_timeout_s,
+                               isolated=self.grading == "auto")
         finally:
             if workspace.in_image:  # an image's container is used once
                 workspace.close()

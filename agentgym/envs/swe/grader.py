@@ -33,7 +33,7 @@ try:
 except ImportError:  # Python 3.10: pytest's own TOML reader
     import tomli as tomllib
 
-from agentgym.envs.swe.integrity import check_run, read_canaries
+from agentgym.envs.swe.integrity import canary_manifest, check_run
 from agentgym.envs.swe.workspace import REPO_DIR, Workspace
 from agentgym.errors import DataError, DependencyNotInstalled, SandboxError, VerifierError
 from agentgym.verifiers.outcome import Outcome
@@ -141,10 +141,11 @@ _CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproje
 _PYTEST_PARSERS = ("parse_log_pytest", "parse_log_pytest_options", "parse_log_pytest_v2")
 
 # Which conftests run is the base commit's (with the test patch's, applied later by the eval script): a patch's
-# changes to any ``conftest.py`` are undone. A top-level module the patch adds that shadows an installed or
+# changes to any ``conftest.py`` are undone, and to any ``.gitattributes`` (a filter or working-tree-encoding would
+# change what the eval script's git commands write into the test files: they are restored by content). A top-level module the patch adds that shadows an installed or
 # standard-library one (``pytest.py``, ``string.py``) is removed, so ``python -m pytest`` runs pytest. Every other
 # file is the patch's: the grading design (docs/envs/swe.md) does not depend on what code the patch changes.
-TEST_TOOLING = ("conftest.py",)
+TEST_TOOLING = ("conftest.py", ".gitattributes")
 _TOOLING_SPECS = [f":(glob)**/{name}" for name in TEST_TOOLING]
 _SHADOWS = """
 import importlib.util, os, shutil, subprocess
@@ -184,11 +185,8 @@ def _ini_value(value: Any) -> str:
     return str(value)
 
 
-def trusted_config(sources: Mapping[str, str], repo_dir: str) -> str:
-    """The pytest configuration the grader runs with: the base commit's own (``sources``: file name -> text at the
-    base commit), the first file pytest would read, as an ini file outside the repository, with ``pythonpath``
-    made absolute. A configuration file the patch adds or changes is never read: pytest is given this with
-    ``-c``."""
+def _options(sources: Mapping[str, str]) -> dict[str, Any]:
+    """The pytest options of the first configuration file pytest would read among ``sources``."""
     options: dict[str, Any] = {}
     for name in _CONFIGS:
         text = sources.get(name)
@@ -215,12 +213,26 @@ def trusted_config(sources: Mapping[str, str], repo_dir: str) -> str:
         except (ValueError, configparser.Error, tomllib.TOMLDecodeError):
             continue
         break
+    return options
+
+
+def trusted_config(sources: Mapping[str, str], repo_dir: str) -> str:
+    """The pytest configuration the grader runs with: the base commit's own (``sources``: file name -> text at the
+    base commit), the first file pytest would read, as an ini file outside the repository, with ``pythonpath``
+    made absolute. A configuration file the patch adds or changes is never read: pytest is given this with
+    ``-c``."""
+    options = _options(sources)
     if "pythonpath" in options:
         paths = options["pythonpath"]
         paths = paths if isinstance(paths, list) else str(paths).split()
         options["pythonpath"] = [str(PurePosixPath(repo_dir) / path) for path in paths]
     lines = ["[pytest]"] + [f"{key} = {_ini_value(value)}" for key, value in options.items()]
     return "\n".join(lines) + "\n"
+
+
+def pytest_options(instance: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
+    """The base commit's pytest options (from git, not the working copy)."""
+    return _options(_config_sources(workspace, instance["base_commit"]))
 
 
 def _config_sources(workspace: Workspace, base_commit: str) -> dict[str, str]:
@@ -266,7 +278,8 @@ def harden(script: str, *, instance: Mapping[str, Any], repo_dir: str, plugin: s
         f"export AGENTGYM_OUTCOMES={GRADER_DIR}/outcomes.jsonl",
         f'export PYTHONPATH={GRADER_DIR}${{PYTHONPATH:+:$PYTHONPATH}}',
         f'export PYTEST_ADDOPTS="{addopts}${{PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}}"',
-        f"(cd {repo_dir} && python3 -I {GRADER_DIR}/canaries.py {' '.join(shlex.quote(f) for f in files)})",
+        f"(cd {repo_dir} && AGENTGYM_NONCE_FILE={GRADER_DIR}/nonce python3 -I {GRADER_DIR}/canaries.py "
+        f"{' '.join(shlex.quote(f) for f in files)})",
     ]
     return "\n".join(lines[:at] + setup + lines[at:])
 
@@ -286,6 +299,8 @@ class EvalRun:
     outcomes: str | None = None
     timed_out: bool = False
     evidence: tuple[str, ...] = ()
+    #: the nonce the canary writer's manifest line must carry (None: a run without canaries)
+    nonce: str | None = None
 
 
 # Every entry of the repository's .git but the index and the object store (which git apply --3way writes):
@@ -312,53 +327,68 @@ def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: st
     return run_instance(workspace, instance, model_patch, timeout_s=timeout_s).log
 
 
+def _apply_checked(workspace: Workspace, patch: str) -> tuple[bool, str, list[str]]:
+    """``patch`` applied as swebench applies it, and evidence if it wrote into .git (then it counts as not
+    applied: no git command of the grader may read that .git)."""
+    before = _metadata(workspace)
+    ok, apply_log = _apply(workspace, patch)
+    if not ok:
+        return False, apply_log, []
+    changed = _changed(before, _metadata(workspace))
+    if changed:  # git's hooks, config or refs would run or steer every git command after this
+        return False, apply_log, ["the patch wrote into the repository's metadata (.git), which no git command of "
+                                  f"the grader may read after it: {', '.join(changed[:10])}"]
+    return True, apply_log, []
+
+
+def apply_checked(workspace: Workspace, patch: str) -> tuple[bool, list[str]]:
+    """Whether ``patch`` applied cleanly (as swebench applies it) without touching .git; the evidence if not."""
+    ok, _, evidence = _apply_checked(workspace, patch)
+    return ok, evidence
+
+
 def run_instance(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
                  *, timeout_s: float = 300.0) -> EvalRun:
     """``model_patch`` on a fresh working copy already in ``workspace``: the patch applied, the base commit's
     conftests restored (``tooling_guard``), then the instance's eval script, hardened (``harden``) for pytest
     instances; the log, and the outcomes the grader's plugin wrote."""
     constants, _, _, _ = _swebench()
-    before = _metadata(workspace)
-    ok, apply_log = _apply(workspace, model_patch or "")
+    ok, apply_log, evidence = _apply_checked(workspace, model_patch or "")
     if not ok:
-        return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n")
-    changed = _changed(before, _metadata(workspace))
-    if changed:  # git's hooks, config or refs would run or steer every git command after this
-        evidence = ("the patch wrote into the repository's metadata (.git), which no git command of the grader "
-                    f"may read after it: {', '.join(changed[:10])}")
-        return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n", evidence=(evidence,))
+        return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n", evidence=tuple(evidence))
     _, guard_log = workspace.shell("bash /work/.agentgym-guard.sh",
                                    files={".agentgym-guard.sh": tooling_guard(instance["base_commit"])}, limit=None)
     apply_log = f"{apply_log}\n{guard_log}".rstrip("\n")
     script = swebench_spec(instance).eval_script
     grader = GRADER_DIR.removeprefix("/work/")
-    files = {}
+    files, nonce = {}, None
     if is_pytest_instance(instance):
-        plugin = f"_agentgym_outcomes_{secrets.token_hex(8)}"
+        plugin, nonce = f"_agentgym_outcomes_{secrets.token_hex(8)}", secrets.token_hex(16)
         sources = _config_sources(workspace, instance["base_commit"])
         script = harden(script, instance=instance, repo_dir=workspace.repo_dir, plugin=plugin)
         files = {f"{grader}/pytest.ini": trusted_config(sources, workspace.repo_dir),
                  f"{grader}/{plugin}.py": (_SANDBOXED / "outcomes.py").read_text(encoding="utf-8"),
                  f"{grader}/canaries.py": (_SANDBOXED / "canaries.py").read_text(encoding="utf-8"),
-                 f"{grader}/outcomes.jsonl": ""}
-    code, log = workspace.shell("bash /work/.agentgym-eval.sh",
-                                files={**files, ".agentgym-eval.sh": script}, timeout_s=timeout_s, limit=None)
-    timed_out = "[command timed out after" in log[-300:]
+                 f"{grader}/outcomes.jsonl": "", f"{grader}/nonce": nonce}
+    # whether the run was cut off is the sandbox's own report, never text in the log (the tests can print any)
+    code, log, timed_out = workspace.shell_run("bash /work/.agentgym-eval.sh", files={**files,
+                                               ".agentgym-eval.sh": script}, timeout_s=timeout_s, limit=None)
     outcomes = None
     if files:
         code, outcomes = workspace.shell(f"cat {GRADER_DIR}/outcomes.jsonl", limit=None)
         outcomes = outcomes if code == 0 else ""
-    return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}", outcomes, timed_out)
+    return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_PASS}\n{log}", outcomes, timed_out, nonce=nonce)
 
 
 def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str, *, outcomes: str | None = None,
-              timed_out: bool = False, evidence: tuple[str, ...] = ()) -> Score:
+              timed_out: bool = False, evidence: tuple[str, ...] = (), nonce: str | None = None) -> Score:
     """swebench's verdict on an eval log: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes.
 
     With ``outcomes`` (what the grader's plugin reported, see ``run_instance``) a test counts only if the log and
     the plugin agree, and a canary with the wrong outcome, or missing from a run that was not ``timed_out``,
-    makes the run tampered with: reward 0, ``details["tampered"]`` and the evidence (``integrity``), as does
-    ``evidence`` found before the tests ran."""
+    makes the run tampered with: reward 0, ``details["tampered"]`` and the evidence (``integrity``), as do
+    ``evidence`` found before the tests ran and a manifest that is empty, repeated, or (with ``nonce``) lacks this
+    run's nonce."""
     constants, grading, _, _ = _swebench()
     spec = swebench_spec(instance)
     with tempfile.TemporaryDirectory(prefix="agentgym-swe-") as tmp:
@@ -379,12 +409,15 @@ def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str, *,
         "tampered": False, "integrity": {"channels": "log"},
     }
     if outcomes is not None and constants.APPLY_PATCH_FAIL not in log:
-        manifest = read_canaries(log, constants.START_TEST_OUTPUT)
+        manifest, manifest_evidence = canary_manifest(log, constants.START_TEST_OUTPUT, nonce)
         if manifest is None:
             raise VerifierError(f"{instance['instance_id']}: the grader's canary writer did not run before the "
                                 "tests (no canary manifest in the log); the run cannot be graded.")
         verdict = check_run(status_map, outcomes, manifest, _tests(instance, "FAIL_TO_PASS"),
                             _tests(instance, "PASS_TO_PASS"), finished=not timed_out)
+        if manifest_evidence:
+            verdict.evidence = manifest_evidence + verdict.evidence
+            verdict.tampered = True
         for key in ("fail_to_pass", "pass_to_pass"):
             moved = [t for t in details[key]["success"] if t in verdict.failed or verdict.tampered]
             details[key] = {"success": [t for t in details[key]["success"] if t not in moved],
@@ -399,9 +432,23 @@ def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str, *,
 
 
 def grade_patch(workspace: Workspace, instance: Mapping[str, Any], patch: Patch | str | None, *,
-                timeout_s: float = 300.0) -> Score:
+                timeout_s: float = 300.0, isolated: bool = True) -> Score:
     """Resolved or not: ``patch`` applied to the fresh working copy of ``instance`` in ``workspace`` (which
-    this changes: give it a checkout of its own), the instance's tests run, the log graded by swebench."""
-    diff = patch.diff if isinstance(patch, Patch) else patch
+    this changes: give it a checkout of its own), the instance's tests run, the verdict made out of the patch's
+    reach where the instance allows it (``agentgym.envs.swe.isolation``: ``details["isolation"]`` is
+    ``"isolated"``), else from the log by swebench (``"in-process"``, with ``isolation_reason``);
+    ``isolated=False`` always grades in-process."""
+    from agentgym.envs.swe.isolation import grade_isolated, isolation_blocker, test_sources
+
+    diff = (patch.diff if isinstance(patch, Patch) else patch) or ""
+    blocker = "it runs in an instance image with its own eval script" if isolated else "grading='in-process' was asked"
+    if isolated and not workspace.in_image:
+        sources = test_sources(workspace, instance)
+        blocker = isolation_blocker(instance, sources, in_image=False)
+        if blocker is None:
+            return grade_isolated(workspace, instance, diff, sources=sources, timeout_s=timeout_s)
     run = run_instance(workspace, instance, diff, timeout_s=timeout_s)
-    return grade_log(instance, diff, run.log, outcomes=run.outcomes, timed_out=run.timed_out, evidence=run.evidence)
+    score = grade_log(instance, diff, run.log, outcomes=run.outcomes, timed_out=run.timed_out, evidence=run.evidence,
+                      nonce=run.nonce)
+    return Score(score.reward, score.correct, {**score.details, "isolation": "in-process",
+                                               "isolation_reason": blocker})

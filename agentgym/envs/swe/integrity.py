@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CANARY_LINE", "PASSING", "Integrity", "check_run", "read_canaries", "read_outcomes"]
+__all__ = ["CANARY_LINE", "PASSING", "Integrity", "canary_manifest", "check_run", "read_canaries", "read_outcomes"]
 
 CANARY_LINE = "AGENTGYM-CANARIES "
 PASSING = frozenset({"PASSED", "XFAIL"})  # swebench's passing statuses
@@ -30,18 +30,38 @@ _PLUGIN_PASSING = frozenset({"passed", "xfailed"})
 _MAX_EVIDENCE = 20
 
 
-def read_canaries(log: str, start_marker: str) -> list[dict[str, Any]] | None:
-    """The canary manifest the canary writer printed before the tests started (None: it did not run). Only a
-    line before ``start_marker`` counts: what the tests print comes after it."""
+def canary_manifest(log: str, start_marker: str, nonce: str | None = None) -> tuple[list[dict[str, Any]] | None,
+                                                                                list[str]]:
+    """The canary manifest the canary writer printed before the tests started (None: it did not run), and
+    evidence of tampering: more than one manifest line, or an empty manifest (a writer that could read no test
+    file). Only lines before ``start_marker`` count (what the tests print comes after it), and with ``nonce`` only
+    lines that carry it (``AGENTGYM-CANARIES <nonce> <json>``): a forged line cannot know it."""
     head = log.split(start_marker, 1)[0]
+    found: list[list[dict[str, Any]] | None] = []
     for line in head.splitlines():
-        if line.startswith(CANARY_LINE):
-            try:
-                manifest = json.loads(line[len(CANARY_LINE):])
-            except ValueError:
-                return None
-            return manifest if isinstance(manifest, list) else None
-    return None
+        if not line.startswith(CANARY_LINE):
+            continue
+        token, _, body = line[len(CANARY_LINE):].partition(" ")
+        if nonce is not None and token != nonce:
+            continue
+        try:
+            manifest = json.loads(body)
+        except ValueError:
+            manifest = None
+        found.append(manifest if isinstance(manifest, list) else None)
+    if not found:
+        return None, []
+    evidence = []
+    if len(found) > 1:
+        evidence.append(f"{len(found)} canary manifests before the tests; the writer prints one")
+    if found[0] is not None and not found[0]:
+        evidence.append("an empty canary manifest: the canary writer could read none of the test files")
+    return found[0], evidence
+
+
+def read_canaries(log: str, start_marker: str, nonce: str | None = None) -> list[dict[str, Any]] | None:
+    """The canary manifest alone (see ``canary_manifest``)."""
+    return canary_manifest(log, start_marker, nonce)[0]
 
 
 def read_outcomes(text: str) -> tuple[dict[str, str], list[str]]:

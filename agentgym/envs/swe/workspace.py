@@ -228,6 +228,13 @@ class Workspace:
         """Run ``command`` with bash in the repository; exit code and combined output (capped at ``limit``).
 
         ``files`` are written under ``/work`` first (relative paths)."""
+        code, output, _ = self.shell_run(command, timeout_s=timeout_s, stdin=stdin, files=files, limit=limit)
+        return code, output
+
+    def shell_run(self, command: str, *, timeout_s: float | None = None, stdin: str | None = None,
+                  files: Mapping[str, str] | None = None,
+                  limit: int | None = MAX_OUTPUT_CHARS) -> tuple[int, str, bool]:
+        """``shell``, and whether the sandbox killed the command at its time limit (its own report)."""
         result = self.sandbox.run(cmd=["bash", "-c", f"{self.prelude}cd {self.repo_dir} && {{ {command}\n}} 2>&1"],
                                   env=self.env, timeout_s=timeout_s or self.timeout_s, stdin=stdin, files=files)
         output = result.stdout + result.stderr
@@ -235,7 +242,7 @@ class Workspace:
             output += f"\n[command timed out after {timeout_s or self.timeout_s:g} s and was killed]"
         if result.oom:
             output += "\n[command ran out of memory and was killed]"
-        return result.exit_code, output if limit is None else _truncate(output, limit)
+        return result.exit_code, output if limit is None else _truncate(output, limit), bool(result.timed_out)
 
     def file_tool(self, op: str, **arguments: Any) -> str:
         result = self.sandbox.run(_FILE_TOOLS, stdin=json.dumps({"op": op, "root": self.repo_dir, **arguments}),

@@ -10,6 +10,7 @@ tests are canaries. Standard library only; Python 3.6 and newer.
 
 import ast
 import json
+import os
 import random
 import re
 import sys
@@ -120,7 +121,18 @@ def main(paths):
             print("no canaries in %s: %s" % (path, e), file=sys.stderr)
             continue
         manifest += [{"test": test, "must_pass": must_pass} for test, must_pass in made]
-    print("AGENTGYM-CANARIES " + json.dumps(manifest, sort_keys=True))
+    # the grader's nonce for this run, from a file it wrote for this one read: the tests, which start later, can
+    # find neither; a manifest line without it (a path printed earlier, text the tests print) counts for nothing
+    nonce_file = os.environ.get("AGENTGYM_NONCE_FILE", "")
+    nonce = "-"
+    if nonce_file:
+        try:
+            with open(nonce_file) as f:
+                nonce = f.read().strip() or "-"
+            os.remove(nonce_file)
+        except OSError:
+            pass
+    print("AGENTGYM-CANARIES " + nonce + " " + json.dumps(manifest, sort_keys=True))
 
 
 if __name__ == "__main__":

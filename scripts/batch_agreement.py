@@ -1,0 +1,69 @@
+"""Greedy agreement of a local model played in batches with itself played one episode at a time.
+
+    OMP_NUM_THREADS=1 python scripts/batch_agreement.py [--policy smollm2] [--episodes 5] [--batch-size 32]
+        [--env ENV_ID]... [--out DIR] [--json FILE]
+
+Plays the same episodes (the core suite's first ``--episodes`` of each entry, greedy, fp32, the eval's
+defaults otherwise) with ``--batch-size 1`` and with ``--batch-size N`` through ``agentgym eval``'s own code,
+then compares them episode by episode as ``scripts/dtype_agreement.py`` does: the whole transcript identical,
+the first model turn identical, the same reward, and each run's score. The report names this machine's CPU and
+kernel path (``agentgym.lm.compute``): the agreement is a property of the CPU, not of the model alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import runpy
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy", default="smollm2")
+    parser.add_argument("--suite", default="core")
+    parser.add_argument("--env", action="append", default=[], metavar="ENV_ID",
+                        help="Play these envs (their test split) instead of the suite (repeatable).")
+    parser.add_argument("--episodes", type=int, default=5, help="The first N episodes of each suite entry.")
+    parser.add_argument("--batch-size", type=int, default=32, help="The batched run's batch size.")
+    parser.add_argument("--out", help="Keep both runs' results files here [default: a temporary directory].")
+    parser.add_argument("--json", help="Write the report here too.")
+    args = parser.parse_args(argv)
+
+    from rich.console import Console
+
+    from agentgym.eval.command import EvalRequest, run_eval
+    from agentgym.eval.results import load_results
+    from agentgym.lm.compute import cpu_model, kernel_path
+
+    compare = runpy.run_path(str(Path(__file__).with_name("dtype_agreement.py")))["compare"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.out or tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        records, seconds = {}, {}
+        for size in (1, args.batch_size):
+            request = EvalRequest(policy=args.policy, suite=args.suite, envs=tuple(args.env), episodes=args.episodes,
+                                  dtype="float32", batch_size=size, results=out / f"batch{size}.jsonl")
+            start = time.perf_counter()
+            outcome = run_eval(request, Console(file=io.StringIO()))
+            seconds[f"batch{size}"] = round(time.perf_counter() - start, 1)
+            if outcome.errors or outcome.unplayed:
+                raise SystemExit(f"The batch-{size} run did not finish: {outcome.errors} errored, "
+                                 f"{outcome.unplayed} unplayed ({request.results}).")
+            records[size] = list(load_results(request.results))
+        report = {"policy": args.policy, "suite": args.suite if not args.env else args.env,
+                  "episodes_per_entry": args.episodes, "cpu": " ".join(cpu_model()), "kernel": kernel_path(),
+                  "wall_s": seconds,
+                  **compare(records[1], records[args.batch_size], labels=("batch1", f"batch{args.batch_size}"))}
+    print(json.dumps(report, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+if __name__ == "__main__":
+    main()

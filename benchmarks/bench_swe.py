@@ -10,7 +10,8 @@ image through the Docker SDK.
 
 Baselines, timed in the same run on the host without isolation: writing and committing the
 same repository with git (for reset), and that plus applying both patches and running the
-same pytest command (for grading). The docker backend needs a running engine and
+same pytest command (for grading). Grading is timed on both paths (isolated, the default for the bundled
+instances, and ``grading="in-process"``), and their ratio in the same run. The docker backend needs a running engine and
 ``$AGENTGYM_SANDBOX_IMAGE`` (an image with python3, git and pytest). The issue's target:
 reset under 2 s with bwrap.
 """
@@ -110,8 +111,14 @@ def main() -> None:
         env.reset(options={"index": 0})  # the sandbox starts once per env, not per episode
         rows.append(row(f"{backend}: reset to first observation", timed(
             lambda i, env=env: env.reset(options={"index": i}), n), reset_base))
-        rows.append(row(f"{backend}: gold-patch grading (checkout + tests)", timed(
-            lambda i, env=env: env.grade(tasks[i], tasks[i].gold["patch"]), n), grade_base))
+        isolated = timed(lambda i, env=env: env.grade(tasks[i], tasks[i].gold["patch"]), n)
+        rows.append(row(f"{backend}: gold-patch grading, isolated (checkout + tests)", isolated, grade_base))
+        in_process = SWEBenchEnv(backend=backend, grading="in-process")  # type: ignore[arg-type]
+        timed_in = timed(lambda i: in_process.grade(tasks[i], tasks[i].gold["patch"]), n)
+        in_process.close()
+        rows.append(row(f"{backend}: gold-patch grading, in-process", timed_in, grade_base))
+        rows.append(row(f"{backend}: isolated grading / in-process (x)", isolated,
+                        statistics.median(timed_in)))
         cold = []
         for i in range(min(n, 3)):
             start = time.perf_counter()

@@ -51,3 +51,39 @@ def write_instance(directory: Path) -> dict:
     with gzip.open(directory / "repos.json.gz", "wt") as f:
         json.dump({instance["instance_id"]: FILES}, f)
     return instance
+
+
+def _diff_new(path: str, text: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        materialize({"README": "x\n"}, Path(tmp), "x")
+        (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
+        (Path(tmp) / path).write_text(text)
+        subprocess.run(["git", "add", "-N", path], cwd=tmp, check=True)
+        return subprocess.run(["git", "diff"], cwd=tmp, capture_output=True, text=True, check=True).stdout
+
+
+def file_diff(files: dict[str, str], path: str, text: str) -> str:
+    """The diff that makes ``path`` hold ``text`` in a repository of ``files`` (a new file where it has none)."""
+    return _diff(path, files[path], text) if path in files else _diff_new(path, text)
+
+
+def write_files_instance(directory: Path, *, instance_id: str, files: dict[str, str], fixed: dict[str, str],
+                         tests: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> dict:
+    """One instance of a repository of ``files``: ``fixed`` (path -> new text) is the gold patch, ``tests`` (path ->
+    text at the test patch) the test patch; written as ``instances.jsonl`` + ``repos.json.gz``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = materialize(files, Path(tmp), f"{instance_id.split('__')[0]} 1.0")
+    name = instance_id.split("__")[0]
+    instance = {
+        "instance_id": instance_id, "repo": f"{name}/{name}", "base_commit": base, "version": "1.0",
+        "environment_setup_commit": base, "created_at": "2024-01-01T00:00:00Z", "hints_text": "",
+        "problem_statement": "A bug.",
+        "patch": "".join(file_diff(files, p, text) for p, text in fixed.items()),
+        "test_patch": "".join(file_diff(files, p, text) for p, text in tests.items()),
+        "FAIL_TO_PASS": json.dumps(fail_to_pass), "PASS_TO_PASS": json.dumps(pass_to_pass),
+    }
+    (directory / "instances.jsonl").write_text(json.dumps(instance) + "\n")
+    with gzip.open(directory / "repos.json.gz", "wt") as f:
+        json.dump({instance_id: files}, f)
+    return instance

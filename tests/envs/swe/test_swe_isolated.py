@@ -1,0 +1,208 @@
+"""The isolated SWE grader (agentgym.envs.swe.isolation): what tests can do across the boundary, and what the
+repository's code cannot do to the verdict. A tiny repository of our own exercises each kind of value."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.gates import requires_swe
+from helpers.tiny_instance import file_diff, write_files_instance
+
+from agentgym.envs.swe.isolation import isolation_blocker, read_verdict
+
+pytestmark = requires_swe
+
+CORE = '''import os
+from decimal import Decimal
+
+
+class KitError(ValueError):
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Box) and other.value == self.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __lt__(self, other):
+        return self.value < (other.value if isinstance(other, Box) else other)
+
+    def __ge__(self, other):
+        return not self < other
+
+    def __add__(self, other):
+        return Box(self.value + (other.value if isinstance(other, Box) else other))
+
+    def __repr__(self):
+        return "Box(%r)" % (self.value,)
+
+
+class Label(str):
+    def shout(self):
+        return self.upper() + "!"
+
+
+REGISTRY = {"a": Box(1)}
+
+
+def get(name):
+    return REGISTRY[name]
+
+
+def twice(fn, x):
+    return fn(x)
+
+
+def fail(code):
+    raise KitError("bad thing", code)
+
+
+def label(text):
+    return Label(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def total(amounts):
+    return sum(Decimal(a) for a in amounts)
+'''
+FILES = {"kit/__init__.py": "from kit.core import *  # noqa: F401,F403\nfrom kit.core import KitError  # noqa: F401\n",
+         "kit/core.py": CORE,
+         "tests/test_kit.py": "from kit import get\n\n\ndef test_get():\n    assert get('a') is get('a')\n"}
+FIXED = CORE.replace("def twice(fn, x):\n    return fn(x)", "def twice(fn, x):\n    return fn(fn(x))")
+TESTS = FILES["tests/test_kit.py"] + '''
+
+def test_twice_calls_back_twice():
+    from kit import twice
+    calls = []
+
+    def double(x):
+        calls.append(x)
+        return x * 2
+
+    assert twice(double, 3) == 12 and calls == [3, 6]
+
+
+def test_objects_identity_and_equality():
+    from kit import Box, get
+    assert get("a") == Box(1) and get("a") != Box(2) and Box(1) < Box(2) and Box(1) + 1 == Box(2)
+    assert repr(Box(3)) == "Box(3)" and {get("a"): 1}[get("a")] == 1
+
+
+def test_exceptions_cross_as_classes_with_attributes():
+    import pytest
+    from kit import KitError, fail
+    with pytest.raises(KitError, match="bad") as info:
+        fail(7)
+    assert info.value.code == 7
+    with pytest.raises(ValueError):
+        fail(1)
+
+
+def test_builtin_subclasses_cross_as_values():
+    from kit import label
+    text = label("hi")
+    assert text == "hi" and isinstance(text, str) and text.shout() == "HI!"
+
+
+def test_files_and_decimals(tmp_path):
+    from decimal import Decimal
+    from kit import read, total
+    (tmp_path / "f.txt").write_text("x")
+    assert read(tmp_path / "f.txt") == "x" and total(["1.10", "2.20"]) == Decimal("3.30")
+'''
+F2P = ["tests/test_kit.py::test_twice_calls_back_twice"]
+P2P = ["tests/test_kit.py::test_get", "tests/test_kit.py::test_objects_identity_and_equality",
+       "tests/test_kit.py::test_exceptions_cross_as_classes_with_attributes",
+       "tests/test_kit.py::test_builtin_subclasses_cross_as_values", "tests/test_kit.py::test_files_and_decimals"]
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    from agentgym.envs.swe.env import SWEBenchEnv
+
+    data = tmp_path_factory.mktemp("kit")
+    write_files_instance(data, instance_id="kit__kit-1", files=FILES, fixed={"kit/core.py": FIXED},
+                         tests={"tests/test_kit.py": TESTS}, fail_to_pass=F2P, pass_to_pass=P2P)
+    env = SWEBenchEnv(data_dir=data, test_timeout_s=20)
+    yield env, env.tasks.tasks("test")[0]
+    env.close()
+
+
+def patched(core: str) -> str:
+    return file_diff(FILES, "kit/core.py", core)
+
+
+def test_gold_resolves_and_every_kind_of_value_crosses(kit):
+    env, task = kit
+    gold = env.grade(task, task.gold["patch"])
+    assert gold.reward == 1.0 and gold.details["isolation"] == "isolated", gold.details
+    assert gold.details["pass_to_pass"]["success"] == P2P and not gold.details["tampered"]
+    empty = env.grade(task, "")
+    assert empty.reward == 0.0 and empty.details["fail_to_pass"]["failure"] == F2P
+    assert empty.details["pass_to_pass"]["failure"] == [] and not empty.details["tampered"]
+
+
+def test_an_object_equal_to_everything_is_rejected(kit):
+    env, task = kit
+    lying = FIXED.replace("        return isinstance(other, Box) and other.value == self.value", "        return True")
+    score = env.grade(task, patched(lying))
+    assert score.reward == 0.0 and score.details["tampered"], score.details
+    assert "never wrote" in " ".join(score.details["integrity"]["evidence"])
+
+
+def test_a_result_that_lies_about_equality_compares_by_its_built_in_value(kit):
+    env, task = kit
+    lying = CORE.replace("def twice(fn, x):\n    return fn(x)", "class Yes(int):\n    def __eq__(self, other):\n"
+                         "        return True\n\n    __hash__ = int.__hash__\n\n\ndef twice(fn, x):\n"
+                         "    return Yes(fn(x))")
+    score = env.grade(task, patched(lying))
+    assert score.reward == 0.0 and score.details["fail_to_pass"]["failure"] == F2P, score.details
+
+
+def test_a_worker_that_exits_fails_the_tests_after_it(kit):
+    env, task = kit
+    crash = FIXED.replace("def twice(fn, x):\n", "def twice(fn, x):\n    os._exit(0)\n")
+    score = env.grade(task, patched(crash))
+    assert score.reward == 0.0 and score.details["integrity"]["worker"] == "gone", score.details
+    assert "stopped answering" in score.details["errors"][F2P[0]]
+    assert score.details["pass_to_pass"]["failure"] == P2P  # they run after it, and nothing answers them
+    assert "gone" in score.details["errors"][P2P[0]]
+
+
+def test_a_worker_that_hangs_is_stopped_by_the_sandbox_and_fails(kit):
+    env, task = kit
+    hang = FIXED.replace("def twice(fn, x):\n", "def twice(fn, x):\n    while True:\n        pass\n")
+    score = env.grade(task, patched(hang))
+    assert score.reward == 0.0 and score.details["integrity"]["timed_out"] is True, score.details
+
+
+def test_a_verdict_needs_this_gradings_nonce():
+    line = '@@agentgym-isolated@@ %s {"outcomes": {"t::a": "PASSED"}}'
+    assert read_verdict("noise\n" + line % ("a" * 32), "a" * 32) == {"outcomes": {"t::a": "PASSED"}}
+    assert read_verdict(line % ("0" * 32), "a" * 32) is None
+    assert read_verdict("nothing printed", "a" * 32) is None
+
+
+@pytest.mark.parametrize(("test_text", "reason"), [
+    ("import pytest\n\n\n@pytest.mark.parametrize('n', [1])\ndef test_x(n):\n    assert n\n", "parametrize"),
+    ("def test_x(monkeypatch):\n    assert monkeypatch\n", "fixtures"),
+    ("import pytest\n\n\n@pytest.fixture\ndef thing():\n    return 1\n\n\ndef test_x():\n    assert 1\n", "fixture"),
+])
+def test_tests_the_harness_cannot_run_as_pytest_would_go_in_process(test_text, reason):
+    instance = {"instance_id": "x", "FAIL_TO_PASS": ["tests/test_x.py::test_x"], "PASS_TO_PASS": []}
+    assert reason in isolation_blocker(instance, {"tests/test_x.py": test_text}, in_image=False)
+    plain = {"tests/test_x.py": "def test_x(tmp_path):\n    assert tmp_path\n"}
+    assert isolation_blocker(instance, plain, in_image=False) is None
+    assert "conftest" in isolation_blocker(instance, {**plain, "tests/conftest.py": "import os\n"}, in_image=False)
+    assert "image" in isolation_blocker(instance, plain, in_image=True)

@@ -374,8 +374,14 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                    "[default: --session-ttl-s, at least 300].")] = None,
           max_ws_per_client: Annotated[int, typer.Option(
               help="Open WebSockets one client (peer address) may hold; more are refused with 429.")] = 256,
+          max_sessions_per_client: Annotated[Optional[int], typer.Option(
+              help="Open sessions one client (peer address) may hold; more get 429 [default: --max-sessions less "
+                   "an eighth, kept for other clients (none kept below 16)].")] = None,
+          forwarded_allow_ips: Annotated[Optional[str], typer.Option(
+              help="Reverse proxies (comma-separated addresses or networks) whose X-Forwarded-For names the "
+                   "client; from any other peer the header is ignored [default: none].")] = None,
           max_client_verifications: Annotated[int, typer.Option(
-              help="POST /v1/verify calls one client (peer address and token) may have in flight; more get "
+              help="POST /v1/verify calls one client (peer address) may have in flight; more get "
                    "429.")] = 16,
           max_queued_verifications: Annotated[int, typer.Option(
               help="POST /v1/verify calls in flight in all; more get 503 with Retry-After.")] = 64,
@@ -442,12 +448,13 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
             return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
                               env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process,
                               env_pool=pool, ws_idle_timeout_s=ws_idle_timeout_s, max_ws_per_client=max_ws_per_client,
+                              max_sessions_per_client=max_sessions_per_client,
                               max_client_verifications=max_client_verifications,
                               max_queued_verifications=max_queued_verifications, prewarm_verifiers=True)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
-                                  log_level="warning", access_log=False)
+                                  forwarded_allow_ips=forwarded_allow_ips, log_level="warning", access_log=False)
 
         config = make_config(make_app())  # with --processes too: bad settings fail here, before any process starts
         bound = sock.getsockname()[1]

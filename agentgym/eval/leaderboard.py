@@ -78,6 +78,8 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_tokens": _r(sum(tokens) / n) if has_tokens else None,
         "errors": n - m,
         "verifier_over_budget": sum(over_budget(e.get("verification")) for e in episodes),
+        # how the verdicts were made, where the verifier says (SWEBench: "isolated" or "in-process")
+        "isolation": _isolation_counts(scored),
         # [turns, 1 if solved else 0] per episode, in episode order: enough for a success-vs-turns plot
         "turns_correct": [[int(e.get("turns", 0)), int(bool(e.get("correct")))] for e in episodes],
         "samples": samples["k"],
@@ -86,6 +88,14 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         # [correct, scored] samples per task (the entry's episode number)
         "per_task": per_task_counts(episodes),
     }
+
+
+def _isolation_counts(episodes: list[dict[str, Any]]) -> dict[str, int] | None:
+    """How many episodes each grading path scored (``verification.details.isolation``); None where none says."""
+    paths = [details.get("isolation") for e in episodes
+             if isinstance(details := (e.get("verification") or {}).get("details"), dict)]
+    counts = {str(p): paths.count(p) for p in sorted({p for p in paths if p})}
+    return counts or None
 
 
 def _group_by_env(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -283,7 +293,18 @@ def _md_cell(env: Mapping[str, Any] | None) -> str:
     if env is None:
         return "–"
     low, high = env["success_ci"]
-    return f"{_pct(env['success_rate'])}% [{_pct(low)}–{_pct(high)}] · r={env['mean_reward']:.2f}" + _at_k(env)
+    return (f"{_pct(env['success_rate'])}% [{_pct(low)}–{_pct(high)}] · r={env['mean_reward']:.2f}" + _at_k(env)
+            + _graded(env))
+
+
+def _graded(env: Mapping[str, Any]) -> str:
+    """`` · graded isolated`` / `` · graded in-process n/m`` where the verifier says how it made its verdicts."""
+    counts = env.get("isolation") or {}
+    total = sum(counts.values())
+    if not total:
+        return ""
+    in_process = counts.get("in-process", 0)
+    return " · graded isolated" if not in_process else f" · graded in-process {in_process}/{total}"
 
 
 def _at_k(env: Mapping[str, Any]) -> str:
@@ -305,8 +326,12 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
              ("- Rank: mean success over the suite's envs; `=N` marks a tie (same mean success and reward). "
               "Rows compare only within one env id (ids carry a version)."),
              "- *incomplete* runs (errored or unplayed episodes) are listed last and never ranked.",
-             ("- Flags: *reproducible* = greedy decoding and a recorded git commit; "
-              "*default-protocol* = no env kwargs overridden and the default action format."), ""]
+             ("- Flags: *reproducible* = greedy decoding, a recorded git commit and one compute path (kernel, "
+              "dtype, batch size) for every local-model episode; "
+              "*default-protocol* = no env kwargs overridden and the default action format."),
+             ("- *graded isolated*: every verdict was made out of the graded code's reach; *graded in-process n/m*: "
+              "n of m were made inside the process the patch controls (SWE-bench's own log grading; "
+              "docs/envs/swe.md)."), ""]
     for suite, runs in suites.items():
         envs = _suite_envs(runs)
         versions = sorted({str(r.get("suite_version")) for r in runs})

@@ -26,6 +26,7 @@ from agentgym.core.registry import env_ids as registered_env_ids
 from agentgym.core.registry import env_info
 from agentgym.server import protocol as p
 from agentgym.server.capacity import env_limits as merged_env_limits
+from agentgym.server.clients import CURRENT_CLIENT
 from agentgym.server.compat import agentgym_router
 from agentgym.server.openenv import openenv_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
@@ -144,9 +145,19 @@ class _Guard:
         self.app, self.policy = app, policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        client = CURRENT_CLIENT.set(client_key(scope))  # for the per-client shares (agentgym.server.clients)
+        try:
+            if scope["type"] == "http":
+                await self._http(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+        finally:
+            CURRENT_CLIENT.reset(client)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start, status = time.perf_counter(), 500
         denied = self.policy.deny(scope)
         if denied is not None:
@@ -187,7 +198,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                max_ws_per_client: int = DEFAULT_MAX_WS_PER_CLIENT,
                max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
                max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS,
-               prewarm_verifiers: bool = False) -> FastAPI:
+               prewarm_verifiers: bool = False, max_sessions_per_client: int | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -204,6 +215,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     hold; more are refused with 429 (``ws_limits.py``).
     ``/v1/verify`` runs on threads of its own (``verification.py``): at most ``max_queued_verifications`` in
     flight (more: 503 with Retry-After), ``max_client_verifications`` of one client (more: 429).
+    A client is its peer address (``clients.py``): ``max_sessions_per_client`` sessions it may hold (default: all
+    but an eighth of ``max_sessions``), and the env threads serve clients fairly (``threads.py``).
     ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
     does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
     """
@@ -214,7 +227,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
                          server_kwargs=server_kwargs, env_threads=env_threads,
                          env_limits=merged_env_limits(served, env_limits, defaults=env_pool is None),
-                         env_pool=env_pool)
+                         env_pool=env_pool, max_sessions_per_client=max_sessions_per_client)
     if process is not None:
         from agentgym.server.siblings import SharedCapacity  # flock and mmap: one machine's processes
 

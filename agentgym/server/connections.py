@@ -148,8 +148,14 @@ def engine() -> str:
 
 
 def uvicorn_config(app: Any, *, keep_alive_s: float = DEFAULT_KEEP_ALIVE_S,
-                   request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, **kwargs: Any) -> uvicorn.Config:
-    """A uvicorn config serving ``app`` with the connection timeouts."""
+                   request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, forwarded_allow_ips: str | None = None,
+                   **kwargs: Any) -> uvicorn.Config:
+    """A uvicorn config serving ``app`` with the connection timeouts. Forwarded headers (``X-Forwarded-For``) are
+    read only from the proxies ``forwarded_allow_ips`` names (comma-separated addresses or networks); by default
+    from none, so a client cannot pose as another address (uvicorn alone trusts 127.0.0.1's)."""
     if not keep_alive_s > 0:
         raise ConfigError(f"keep_alive_s must be > 0, got {keep_alive_s}.")
-    return uvicorn.Config(app, http=timed_protocol(request_timeout_s), timeout_keep_alive=keep_alive_s, **kwargs)
+    proxies = {"proxy_headers": True, "forwarded_allow_ips": forwarded_allow_ips} if forwarded_allow_ips else \
+        {"proxy_headers": False}
+    return uvicorn.Config(app, http=timed_protocol(request_timeout_s), timeout_keep_alive=keep_alive_s,
+                          **proxies, **kwargs)

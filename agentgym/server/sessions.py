@@ -22,6 +22,7 @@ from agentgym.errors import (AgentGymError, CapacityReached, ConfigError, EnvNot
                              VerifierUnavailable)
 from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
+from agentgym.server.clients import CURRENT_CLIENT
 from agentgym.server.threads import DEFAULT_THREADS, EnvThreads
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class Session:
     turn: int = 0
     last_step: tuple[int, dict[str, Any]] | None = None  # (step_id, response) for idempotent retries
     closed: bool = False
+    #: who created it (``agentgym.server.clients``): its share of the server's sessions
+    client: str = ""
 
 
 class SessionStore:
@@ -51,15 +54,22 @@ class SessionStore:
     def __init__(self, *, allowed_env_ids: list[str] | None = None, max_sessions: int = 1024,
                  session_ttl_s: float = 600.0, server_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
                  env_threads: int = DEFAULT_THREADS, env_limits: Mapping[str, int] | None = None,
-                 env_pool: RayEnvPool | None = None) -> None:
+                 env_pool: RayEnvPool | None = None, max_sessions_per_client: int | None = None) -> None:
         if max_sessions < 1:
             raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}.")
+        if max_sessions_per_client is not None and max_sessions_per_client < 1:
+            raise ConfigError(f"max_sessions_per_client must be >= 1, got {max_sessions_per_client}.")
         if session_ttl_s <= 0:
             raise ConfigError(f"session_ttl_s must be > 0, got {session_ttl_s}.")
         self.env_ids = sorted(allowed_env_ids or env_ids())
         for env_id in self.env_ids:
             env_info(env_id)  # raises EnvNotFound with a did-you-mean
         self.max_sessions = max_sessions
+        #: sessions one client may hold: by default all but an eighth, which stays for the others (a server of
+        #: fewer than 16 sessions keeps none back)
+        self.max_sessions_per_client = (max_sessions - (max_sessions // 8 if max_sessions >= 16 else 0)
+                                        if max_sessions_per_client is None else max_sessions_per_client)
+        self.by_client: Counter[str] = Counter()  # client -> sessions open or being created
         self.env_limits = {e: n for e, n in (env_limits or {}).items() if e in self.env_ids}  # sessions of one env
         self.session_ttl_s = session_ttl_s
         self.server_kwargs = {k: dict(v) for k, v in (server_kwargs or {}).items()}
@@ -111,8 +121,15 @@ class SessionStore:
             return "env"
         return None
 
-    def _check_capacity(self, env_id: str) -> None:
+    def _check_capacity(self, env_id: str, client: str) -> None:
         """A 429 naming the limit that is full, and how to raise it."""
+        if self.by_client[client] >= self.max_sessions_per_client:
+            self.on_refuse(env_id)
+            raise ApiError(429, "capacity", f"This client (peer address {client}) holds {self.by_client[client]} "
+                                            "sessions, the most one client may hold while the rest stay for "
+                                            "others; close finished sessions (DELETE /v1/sessions/{id}) or retry "
+                                            "later (the operator sets it with agentgym serve "
+                                            "--max-sessions-per-client N).")
         full = self._full(env_id)
         if full == "server":
             self.on_refuse(env_id)
@@ -141,12 +158,15 @@ class SessionStore:
             return env_class
 
         env_class = await self._call(None, load)
-        self._check_capacity(env_id)
+        client = CURRENT_CLIENT.get()
+        self._check_capacity(env_id, client)
         self._pending[env_id] += 1
+        self.by_client[client] += 1
         session = None
+        opened = False
         try:
             env = await self._call(None, lambda: self._make_env(env_id, env_class, all_kwargs))
-            session = Session(id=self.new_session_id(), env_id=env_id, env=env)
+            session = Session(id=self.new_session_id(), env_id=env_id, env=env, client=client)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
         except BaseException:
             if self.shared is not None:
@@ -154,8 +174,12 @@ class SessionStore:
             if session is not None and not session.closed:  # reset failed as the client's fault: free the env
                 await self._close_env(session)
             raise
+        else:
+            opened = True
         finally:
             self._pending[env_id] -= 1
+            if not opened:
+                self._release_client(client)
         self.sessions[session.id] = session
         self.open[env_id] += 1
         self.on_open(session)
@@ -219,6 +243,11 @@ class SessionStore:
         async with session.lock:
             await self._close(session, reason)
 
+    def _release_client(self, client: str) -> None:
+        self.by_client[client] -= 1
+        if self.by_client[client] <= 0:
+            del self.by_client[client]
+
     def _remember_lost(self, session: Session, error: ApiError) -> None:
         """A session lost with its Ray host answers its 410 from now on (not 404), so a client knows to start a
         new one; the last ``_LOST_KEPT`` such ids are kept."""
@@ -233,6 +262,7 @@ class SessionStore:
         session.closed = True
         if self.sessions.pop(session.id, None) is not None:  # a session that failed its first reset was never open
             self.open[session.env_id] -= 1
+            self._release_client(session.client)
             if self.shared is not None:
                 self.shared.release(session.env_id)
             self.on_close(session, reason)

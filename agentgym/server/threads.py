@@ -11,6 +11,11 @@ call. That is the point: a wake-up made while holding the GIL (``queue.put``,
 ``call_soon_threadsafe``) lets the woken thread preempt the waker on a shared
 core only to wait for the GIL the waker still holds: an empty job's hand-off took
 ~6 context switches, and takes ~2 (``benchmarks/bench_hot_path.py`` counts them).
+
+The queue is fair across clients (``agentgym.server.clients.CURRENT_CLIENT``, the peer address of the request a
+job serves): a free thread takes the next job of the client with the fewest jobs running, not the oldest job; and
+a client with no job running gets a thread at once, past ``size`` if need be (up to twice it): one client's
+sessions holding every thread with slow steps delay another client's step by nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from agentgym.server.clients import CURRENT_CLIENT
 
 __all__ = ["DEFAULT_THREADS", "EnvThreads"]
 
@@ -51,16 +58,18 @@ class EnvThreads:
         loop = asyncio.get_running_loop()
         channel = self._channels.get(loop) or self._open_channel(loop)
         future: asyncio.Future[T] = loop.create_future()
+        client = CURRENT_CLIENT.get()
         thread = None
         with self._lock:
             crew = self._crew
             if crew is None:
                 crew = self._crew = _Crew()
-            crew.jobs.append((fn, future, channel))
+            crew.jobs.setdefault(client, collections.deque()).append((fn, future, channel))
             wake = crew.idle > 0
             if wake:
                 crew.idle -= 1  # that thread's wake-up is this job's: each idle thread reads one byte
-            elif len(crew.threads) < self.size:
+            elif len(crew.threads) < self.size or (not crew.running.get(client)
+                                                   and len(crew.threads) < 2 * self.size):
                 thread = threading.Thread(target=self._work, args=(crew,), daemon=True,
                                           name=f"{self.name}-{len(crew.threads)}")
                 crew.threads.append(thread)
@@ -75,7 +84,7 @@ class EnvThreads:
         with self._lock:
             crew, self._crew = self._crew, None
             if crew is not None:
-                crew.jobs.extend(_STOP for _ in crew.threads)  # after the queued jobs
+                crew.stops += len(crew.threads)  # taken after the queued jobs
                 idle, crew.idle = crew.idle, 0
         if crew is None:
             return
@@ -105,7 +114,7 @@ class EnvThreads:
     def _work(self, crew: _Crew) -> None:
         while True:
             with self._lock:
-                job = crew.jobs.popleft() if crew.jobs else None
+                client, job = crew.take()
                 if job is None:
                     crew.idle += 1
             if job is None:
@@ -119,22 +128,51 @@ class EnvThreads:
                 outcome = (future, True, fn())
             except BaseException as e:  # noqa: BLE001 - handed to the awaiting coroutine
                 outcome = (future, False, e)
+            with self._lock:
+                crew.done(client)
             channel.put(outcome)
             del job, fn, future, channel, outcome  # no finished job's objects live on while this thread waits
 
 
 class _Crew:
-    """One generation of threads: their job queue, how many wait for a job, and the pipe that wakes them (one
-    byte for each waiting thread claimed). A shutdown queues one stop per thread; the last to stop closes the pipe,
-    after every byte written to it was read (each waiting thread reads one before it can stop)."""
+    """One generation of threads: their job queues (one per client), how many wait for a job, and the pipe that
+    wakes them (one byte for each waiting thread claimed). A shutdown queues one stop per thread, taken after every
+    queued job; the last to stop closes the pipe, after every byte written to it was read (each waiting thread reads
+    one before it can stop). ``take`` and ``done`` are called under the pool's lock."""
 
     def __init__(self) -> None:
-        self.jobs: collections.deque[Any] = collections.deque()
+        self.jobs: dict[str, collections.deque[Any]] = {}
+        self.running: dict[str, int] = {}
+        self.stops = 0
         self.threads: list[threading.Thread] = []
         self.idle = 0
         self.read_fd, self.write_fd = os.pipe()  # readers of a pipe wait exclusively: a byte wakes one thread
         self._running = 0
         self._lock = threading.Lock()
+
+    def take(self) -> tuple[str, Any]:
+        """(client, job): the next job of the client with the fewest running (the first queued of those with
+        as few), a stop once none is queued, or ("", None)."""
+        best = None
+        for client in self.jobs:
+            if best is None or self.running.get(client, 0) < self.running.get(best, 0):
+                best = client
+        if best is None:
+            if self.stops:
+                self.stops -= 1
+                return "", _STOP
+            return "", None
+        queue = self.jobs.pop(best)
+        job = queue.popleft()
+        if queue:
+            self.jobs[best] = queue  # back in line, behind the other clients
+        self.running[best] = self.running.get(best, 0) + 1
+        return best, job
+
+    def done(self, client: str) -> None:
+        left = self.running.pop(client) - 1
+        if left:
+            self.running[client] = left
 
     def stopped(self) -> None:
         with self._lock:

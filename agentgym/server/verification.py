@@ -11,15 +11,13 @@ verifications cannot hold up another's.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from starlette.types import Scope
-
 from agentgym.errors import ConfigError
 from agentgym.server.api_error import ApiError
+from agentgym.server.clients import client_key  # where it lived first: kept importable from here
 from agentgym.server.threads import EnvThreads
 from agentgym.verifiers import get_verifier
 from agentgym.verifiers.budget import DEFAULT_BUDGET_S, VerifierUnavailable, budget_seconds, verifying_for
@@ -28,20 +26,6 @@ __all__ = ["DEFAULT_MAX_CLIENT_VERIFICATIONS", "DEFAULT_MAX_QUEUED_VERIFICATIONS
 
 DEFAULT_MAX_CLIENT_VERIFICATIONS = 16
 DEFAULT_MAX_QUEUED_VERIFICATIONS = 64
-
-
-def client_key(scope: Scope) -> str:
-    """Who a request is from: its peer address, and the bearer token it sent, if any (hashed, never kept).
-
-    The address matters even with a token: a server has one token, which all its clients send.
-    """
-    client = scope.get("client")
-    host = client[0] if client else "unknown"
-    scheme, _, token = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
-    token = token.strip()
-    if scheme.lower() == b"bearer" and token:
-        return f"{host} token:{hashlib.sha256(token).hexdigest()[:16]}"
-    return host
 
 
 class Verifications:

@@ -11,10 +11,10 @@ frames or not. So every WebSocket route here:
   the client's next frame;
 - refuses a client's connection past ``max_per_client`` open ones with HTTP 429
   ``too_many_websockets`` before the handshake completes (where the server cannot answer
-  HTTP: close code 1013, try again later). A client is its peer address: one token is
-  shared by every client of a server, so it tells none apart. Behind a reverse proxy the
-  peer is the proxy, unless uvicorn takes the client's address from its
-  ``X-Forwarded-For`` (it trusts 127.0.0.1's by default: ``FORWARDED_ALLOW_IPS``).
+  HTTP: close code 1013, try again later). A client is its peer address
+  (``agentgym.server.clients``): one token is shared by every client of a server, so it
+  tells none apart, and an ``X-Forwarded-For`` header counts only from a proxy named with
+  ``agentgym serve --forwarded-allow-ips``.
 
 The counts are per server process (``agentgym serve --processes N`` has N of them).
 """
@@ -29,6 +29,7 @@ from starlette.types import Message
 from starlette.websockets import WebSocket
 
 from agentgym.errors import ConfigError
+from agentgym.server.clients import client_key
 
 __all__ = ["DEFAULT_MAX_WS_PER_CLIENT", "FULL_CLOSE_CODE", "IDLE_CLOSE_CODE", "MIN_DEFAULT_WS_IDLE_TIMEOUT_S",
            "WebSocketGate", "WebSocketLimits", "client_of", "default_idle_timeout_s"]
@@ -101,5 +102,5 @@ class WebSocketGate:
 
 
 def client_of(ws: WebSocket) -> str:
-    """The client a connection counts against: its peer address (uvicorn's, after any trusted proxy header)."""
-    return ws.client.host if ws.client is not None else "unknown"
+    """The client a connection counts against (``agentgym.server.clients.client_key``)."""
+    return client_key(ws.scope)

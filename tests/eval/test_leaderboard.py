@@ -283,3 +283,23 @@ def test_a_schema_1_record_still_loads(tmp_path):
         (tmp_path / "runs" / "core" / f"{name}.json").write_text(json.dumps(record))
     text = build_leaderboard(tmp_path)[0].read_text()
     assert "| 1 | oracle |" in text and "| – | random |" in text
+
+
+def test_the_grading_path_is_counted_and_shown_on_the_leaderboard(tmp_path):
+    def episode(i, isolation):
+        return {"env_id": "agentgym/SWEBench-v0", "task_id": f"t{i}", "episode": i, "reward": 1.0, "correct": True,
+                "turns": 3, "tool_calls": 2, "verification": {"reward": 1.0, "details": {"isolation": isolation}}}
+
+    common = {"suite": "swe", "suite_version": "1", "policy": "oracle", "model": None, "sampling": None,
+              "date": "2026-11-29", "agentgym_version": "0", "git_commit": "abc"}
+    isolated = make_submission([episode(i, "isolated") for i in range(3)], **common)
+    assert isolated["envs"]["agentgym/SWEBench-v0"]["isolation"] == {"isolated": 3}
+    mixed = make_submission([episode(0, "isolated"), episode(1, "in-process")], **common, name="mixed")
+    assert mixed["envs"]["agentgym/SWEBench-v0"]["isolation"] == {"in-process": 1, "isolated": 1}
+    write_submission(isolated, tmp_path)
+    write_submission(mixed, tmp_path)
+    readme, _ = build_leaderboard(tmp_path)
+    text = readme.read_text()
+    assert "· graded isolated |" in text and "· graded in-process 1/2 |" in text
+    plain = make_submission([{**episode(0, "x"), "verification": {"reward": 1.0}}], **common)
+    assert plain["envs"]["agentgym/SWEBench-v0"]["isolation"] is None  # no verifier said

@@ -1,0 +1,134 @@
+"""A client is what it cannot choose (agentgym.server.clients): its peer address. Made-up tokens and forwarded
+headers do not make one client many; per-client shares hold for WebSockets, sessions and the env threads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from helpers.gates import import_or_skip
+from helpers.server_process import serving
+
+from agentgym.server import create_app
+from agentgym.server.clients import CURRENT_CLIENT
+from agentgym.server.threads import EnvThreads
+
+websockets = import_or_skip("websockets", "dev")
+from websockets.exceptions import InvalidStatus  # noqa: E402 - after the gate
+from websockets.sync.client import connect  # noqa: E402 - after the gate
+
+SEARCH = "agentgym/SearchQA-v0"
+
+
+def _ws(url: str, *, source: str = "127.0.0.1", **headers: str):
+    return connect(url.replace("http://", "ws://") + f"/openenv/{SEARCH}/ws", additional_headers=headers,
+                   source_address=(source, 0), open_timeout=30)
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_made_up_tokens_and_forwarded_addresses_are_one_client_unless_the_proxy_is_named(trusted):
+    """One local process posing as many (a new bearer token and X-Forwarded-For each time) holds the cap of one
+    client; another address still connects. Naming 127.0.0.1 as a proxy makes its forwarded addresses count."""
+    args = [SEARCH, "--max-ws-per-client", "2"] + (["--forwarded-allow-ips", "127.0.0.1"] if trusted else [])
+    with serving(*args) as url, contextlib.ExitStack() as held:
+        for i in range(2):
+            held.enter_context(_ws(url, Authorization=f"Bearer made-up-{i}", **{"X-Forwarded-For": f"10.9.0.{i}"}))
+        if trusted:  # the named proxy's forwarded addresses are the clients: a third is a new one
+            with _ws(url, **{"X-Forwarded-For": "10.9.0.7"}):
+                pass
+        else:
+            with pytest.raises(InvalidStatus) as refused:
+                _ws(url, Authorization="Bearer made-up-9", **{"X-Forwarded-For": "10.9.0.9"})
+            assert refused.value.response.status_code == 429
+            assert b"127.0.0.1 holds 2 open WebSockets" in refused.value.response.body
+        with _ws(url, source="127.0.0.2"):  # another peer: its own share
+            pass
+
+
+def _as(peer: str, app):
+    """``app`` as seen from ``peer`` (an in-process stand-in for a connection from that address)."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "client": (peer, 1234)}
+        await app(scope, receive, send)
+    return wrapped
+
+
+def test_one_client_cannot_take_every_session():
+    app = create_app([SEARCH], max_sessions=16)  # one client may hold 14: two stay for the others
+    flood, honest = TestClient(_as("10.0.0.1", app)), TestClient(_as("10.0.0.2", app))
+    with flood:
+        created = [flood.post("/v1/sessions", json={"env_id": SEARCH}) for _ in range(15)]
+        assert [r.status_code for r in created] == [201] * 14 + [429]
+        assert "holds 14 sessions" in created[-1].json()["message"]
+        assert "--max-sessions-per-client" in created[-1].json()["message"]
+        assert honest.post("/v1/sessions", json={"env_id": SEARCH}).status_code == 201
+        sid = created[0].json()["session_id"]
+        assert flood.delete(f"/v1/sessions/{sid}").status_code == 200  # a closed session frees its place
+        assert flood.post("/v1/sessions", json={"env_id": SEARCH}).status_code == 201
+
+
+def test_the_env_threads_serve_a_second_client_while_the_first_holds_them_all():
+    """Client A keeps every thread busy with slow jobs and more queued; client B's quick job runs at once, not
+    after A's queue (first-come order made it wait for all of A's jobs)."""
+    threads = EnvThreads(2)
+    release = threading.Event()
+
+    async def main() -> float:
+        async def as_client(client: str, fn):
+            CURRENT_CLIENT.set(client)  # this task's own context
+            return await threads.run(fn)
+
+        slow = [asyncio.ensure_future(as_client("a", lambda: release.wait(30))) for _ in range(6)]
+        await asyncio.sleep(0.2)  # A holds both threads and has 4 more queued
+        start = time.perf_counter()
+        await as_client("b", lambda: None)
+        waited = time.perf_counter() - start
+        release.set()
+        assert all(await asyncio.gather(*slow))
+        return waited
+
+    try:
+        waited = asyncio.run(main())
+    finally:
+        release.set()
+        threads.shutdown()
+    assert waited < 5.0, waited  # at once (ms); before: after A's jobs, i.e. never until they were released
+
+
+def test_the_threads_take_the_client_with_the_fewest_running_first():
+    threads = EnvThreads(1)
+    order: list[str] = []
+    gate = threading.Event()
+
+    async def main() -> None:
+        async def job(client: str, fn):
+            CURRENT_CLIENT.set(client)
+            return await threads.run(fn)
+
+        first = asyncio.ensure_future(job("a", lambda: gate.wait(30)))
+        await asyncio.sleep(0.1)
+        # queued while the thread is busy: A's three, then B's one; B has nothing running, so its goes first
+        queued = [asyncio.ensure_future(job(c, lambda c=c: order.append(c))) for c in ("a", "a", "a", "b")]
+        await asyncio.sleep(0.1)
+        gate.set()
+        await asyncio.gather(first, *queued)
+
+    try:
+        asyncio.run(main())
+    finally:
+        gate.set()
+        threads.shutdown()
+    assert order[0] == "b" and order.count("a") == 3, order
+
+
+def test_a_forwarded_header_from_an_unnamed_peer_is_ignored_in_the_uvicorn_config():
+    from agentgym.server.connections import uvicorn_config
+
+    assert uvicorn_config(create_app([SEARCH])).proxy_headers is False
+    named = uvicorn_config(create_app([SEARCH]), forwarded_allow_ips="10.0.0.5")
+    assert named.proxy_headers is True and named.forwarded_allow_ips == "10.0.0.5"

@@ -15,7 +15,8 @@ ENVS: tuple[EnvInfo, ...] = (
         id="agentgym/SearchQA-v0",
         entry_point="agentgym.envs.search:SearchQAEnv",
         description="Search-R1 style multi-hop QA: <search> a Wikipedia-style corpus, <answer>; exact-match reward.",
-        client_kwargs=client_kwargs("question_types", "reward_metric", "topk"),
+        # reward_metric is the server's: cover_em scores an answer listing every candidate 1 (a client may repeat it)
+        client_kwargs=client_kwargs("question_types", "topk"),
     ),
     EnvInfo(
         id="agentgym/MathTool-v0",

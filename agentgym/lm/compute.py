@@ -13,11 +13,14 @@ the batch it was played in, and a run whose episodes took more than one path is 
 
 from __future__ import annotations
 
+import os
 import platform
 from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["cpu_model", "kernel_path"]
+
+_ISA_VARIABLES = ("MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 
 
 @lru_cache(maxsize=1)
@@ -60,4 +63,7 @@ def kernel_path(device: str = "cpu", *, threads: int | None = None) -> str:
     vendor, _ = cpu_model()
     capability = torch.backends.cpu.get_cpu_capability()
     threads = torch.get_num_threads() if threads is None else threads
-    return f"{platform.machine()} {vendor or 'unknown-vendor'} {capability} torch {torch.__version__} threads {threads}"
+    # the BLAS libraries' own instruction-set caps, where set: they change the kernels as much as the CPU does
+    caps = "".join(f" {name}={os.environ[name]}" for name in _ISA_VARIABLES if os.environ.get(name))
+    return (f"{platform.machine()} {vendor or 'unknown-vendor'} {capability} torch {torch.__version__} "
+            f"threads {threads}{caps}")

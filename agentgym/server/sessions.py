@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import logging
 import math
 import secrets
@@ -46,6 +47,19 @@ class Session:
     closed: bool = False
     #: who created it (``agentgym.server.clients``): its share of the server's sessions
     client: str = ""
+
+
+def _server_value(env_class: type, server_kwargs: Mapping[str, Any], name: str) -> Any:
+    """What ``name`` is for the server's sessions of ``env_class``: the operator's or registered value, else the
+    class's default (a sentinel no client value equals where it has none)."""
+    if name in server_kwargs:
+        return server_kwargs[name]
+    try:
+        parameter = inspect.signature(env_class).parameters.get(name)
+    except (TypeError, ValueError):
+        parameter = None
+    return parameter.default if parameter is not None and parameter.default is not inspect.Parameter.empty \
+        else object()
 
 
 class SessionStore:
@@ -225,10 +239,13 @@ class SessionStore:
         except ConfigError as e:
             raise ApiError(422, "invalid_kwargs", str(e)) from e
         allowed = set(env_info(env_id).client_kwargs)
-        unknown = sorted(set(kwargs) - allowed)
+        # a kwarg a client may not set may still be sent with the value the server uses (an old client's default)
+        servers = {**env_info(env_id).kwargs, **self.server_kwargs.get(env_id, {})}
+        unknown = sorted(k for k in set(kwargs) - allowed if kwargs[k] != _server_value(env_class, servers, k))
         if unknown:
-            raise ApiError(422, "invalid_kwargs", f"{env_id} does not accept {unknown} from clients; "
-                                                  f"allowed: {sorted(allowed)}.")
+            raise ApiError(422, "invalid_kwargs", f"{env_id} does not accept {unknown} from clients (what counts "
+                                                  "as correct, and the data, are the server's: the operator sets "
+                                                  f"them with agentgym serve -k); allowed: {sorted(allowed)}.")
 
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)

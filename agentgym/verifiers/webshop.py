@@ -246,7 +246,8 @@ def verify_purchase(purchase: Purchase | None, goal: Mapping[str, Any], *, budge
 
 def _malformed_goal(goal: Mapping[str, Any]) -> str | None:
     """Why a goal (the task's, or a ``/v1/verify`` client's) is not one WebShop's reward is defined on, or None:
-    it names what is wanted (a ``name``, ``query`` or ``attributes``), and each field it has is of its type."""
+    it names what is wanted (a ``name`` with a word the type reward matches), and each field it has is of its
+    type."""
     texts = ("query", "name", "product_category", "asin")
     for key in texts:
         if goal.get(key) is not None and not isinstance(goal[key], str):
@@ -265,6 +266,10 @@ def _malformed_goal(goal: Mapping[str, Any]) -> str | None:
         return f"'price_upper' must be a number, got {type(price).__name__}"
     if not any(goal.get(key) for key in ("name", "query", "attributes")):
         return "it names nothing wanted (no 'name', 'query' or 'attributes'), so any purchase would score"
+    if not title_nouns(str(goal.get("name") or "")):
+        # the type reward matches the nouns of the goal's name: without one, any product's type scores 0.5 or more
+        return ("its 'name' has no word the type reward can match (WebShop scores a product's type by the nouns "
+                "of the goal's name), so any purchase would score")
     return None
 
 

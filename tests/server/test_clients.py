@@ -132,3 +132,21 @@ def test_a_forwarded_header_from_an_unnamed_peer_is_ignored_in_the_uvicorn_confi
     assert uvicorn_config(create_app([SEARCH])).proxy_headers is False
     named = uvicorn_config(create_app([SEARCH]), forwarded_allow_ips="10.0.0.5")
     assert named.proxy_headers is True and named.forwarded_allow_ips == "10.0.0.5"
+
+
+def test_what_counts_as_correct_is_the_servers():
+    """SearchQA's cover_em scores an answer that lists every candidate 1: a client may not choose it, only repeat
+    the server's metric (an old client that sends the default keeps working); the operator may set it."""
+    with TestClient(create_app([SEARCH])) as client:
+        chosen = client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"reward_metric": "cover_em"}})
+        assert chosen.status_code == 422 and "reward_metric" in chosen.json()["message"]
+        assert "the server's" in chosen.json()["message"]
+        same = client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"reward_metric": "em"}})
+        assert same.status_code == 201, same.text
+        assert client.post("/v1/sessions", json={"env_id": SEARCH, "kwargs": {"topk": 2}}).status_code == 201
+    operator = create_app([SEARCH], server_kwargs={SEARCH: {"reward_metric": "f1"}})
+    with TestClient(operator) as client:
+        assert client.post("/v1/sessions", json={"env_id": SEARCH,
+                                                  "kwargs": {"reward_metric": "f1"}}).status_code == 201
+        assert client.post("/v1/sessions", json={"env_id": SEARCH,
+                                                  "kwargs": {"reward_metric": "em"}}).status_code == 422

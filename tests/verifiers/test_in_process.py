@@ -331,6 +331,8 @@ def test_webshop_records_past_the_bounds_go_to_a_worker(monkeypatch, product, op
     ({**GOAL, "attributes": 1}, "'attributes' must be a list of text"),
     ({**GOAL, "name": ["a"]}, "'name' must be text, got list"),
     ({}, "it names nothing wanted"), ({"price_upper": 50.0}, "it names nothing wanted"),
+    # a query and no usable name once scored any purchase 0.5 (the type reward matches the name's nouns)
+    ({"query": "lipstick"}, "its 'name' has no word"), ({"query": "lipstick", "name": "!! ?"}, "its 'name' has no word"),
 ])
 def test_a_goal_webshops_reward_is_not_defined_on_is_an_error_not_a_score(monkeypatch, goal, why):
     """An empty goal once scored any purchase 0.5 (its type and title parts), a list-valued one raised a TypeError

@@ -13,9 +13,10 @@ core only to wait for the GIL the waker still holds: an empty job's hand-off too
 ~6 context switches, and takes ~2 (``benchmarks/bench_hot_path.py`` counts them).
 
 The queue is fair across clients (``agentgym.server.clients.CURRENT_CLIENT``, the peer address of the request a
-job serves): a free thread takes the next job of the client with the fewest jobs running, not the oldest job; and
-a client with no job running gets a thread at once, past ``size`` if need be (up to twice it): one client's
-sessions holding every thread with slow steps delay another client's step by nothing.
+job serves): a free thread takes the next job of the client with the fewest jobs running, not the oldest job; one
+client runs at most ``size`` jobs at once; and a client with no job running gets a thread at once, past ``size``
+if need be (up to twice it): one client's sessions holding every thread with slow steps delay another client's
+step by nothing.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class EnvThreads:
     def _work(self, crew: _Crew) -> None:
         while True:
             with self._lock:
-                client, job = crew.take()
+                client, job = crew.take(self.size)
                 if job is None:
                     crew.idle += 1
             if job is None:
@@ -150,15 +151,16 @@ class _Crew:
         self._running = 0
         self._lock = threading.Lock()
 
-    def take(self) -> tuple[str, Any]:
+    def take(self, cap: int) -> tuple[str, Any]:
         """(client, job): the next job of the client with the fewest running (the first queued of those with
-        as few), a stop once none is queued, or ("", None)."""
+        as few) among those running fewer than ``cap``, a stop once none is queued, or ("", None)."""
         best = None
         for client in self.jobs:
-            if best is None or self.running.get(client, 0) < self.running.get(best, 0):
+            running = self.running.get(client, 0)
+            if (running < cap or self.stops) and (best is None or running < self.running.get(best, 0)):
                 best = client
         if best is None:
-            if self.stops:
+            if self.stops and not self.jobs:
                 self.stops -= 1
                 return "", _STOP
             return "", None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.gates import requires_swe
 
-from agentgym.envs.swe.integrity import check_run, read_canaries, read_outcomes
+from agentgym.envs.swe.integrity import canary_manifest, check_run, read_canaries, read_outcomes
 
 CANARIES = Path(__file__).parents[3] / "agentgym" / "envs" / "swe" / "sandboxed" / "canaries.py"
 OUTCOMES = CANARIES.with_name("outcomes.py")
@@ -136,11 +136,20 @@ def test_skipped_counts_for_pass_to_pass_only_as_in_swebench():
     assert check_run(log, outcomes, [], ["t.py::test_s"], [], finished=True).failed == {"t.py::test_s"}
 
 
-def test_only_a_canary_manifest_printed_before_the_tests_started_counts():
-    marker = ">>>>> Start Test Output"
-    assert read_canaries(f"{marker}\nAGENTGYM-CANARIES []\n", marker) is None
-    assert read_canaries(f'AGENTGYM-CANARIES [{{"test": "a", "must_pass": true}}]\n{marker}\n', marker) == [
-        {"test": "a", "must_pass": True}]
+def test_only_a_canary_manifest_printed_before_the_tests_started_with_this_runs_nonce_counts():
+    marker, nonce = ">>>>> Start Test Output", "n0nce"
+    one = 'AGENTGYM-CANARIES n0nce [{"test": "a", "must_pass": true}]\n'
+    assert read_canaries(f"{marker}\n{one}", marker, nonce) is None  # printed by the tests
+    assert canary_manifest(one + marker, marker, nonce) == ([{"test": "a", "must_pass": True}], [])
+    # a forged line without the nonce (a file path printed by an earlier step) counts for nothing
+    forged = "removed: notes\nAGENTGYM-CANARIES - []\n"
+    assert canary_manifest(forged + one + marker, marker, nonce) == ([{"test": "a", "must_pass": True}], [])
+    assert canary_manifest(forged + marker, marker, nonce) == (None, [])
+    # an empty manifest (no test file readable) and a repeated one are tampering
+    _, empty = canary_manifest(f"AGENTGYM-CANARIES n0nce []\n{marker}", marker, nonce)
+    assert "empty canary manifest" in empty[0]
+    _, twice = canary_manifest(one + one + marker, marker, nonce)
+    assert "2 canary manifests" in twice[0]
 
 
 def test_the_trusted_configuration_is_the_base_commits_with_an_absolute_pythonpath():

@@ -145,19 +145,9 @@ class _Guard:
         self.app, self.policy = app, policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        client = CURRENT_CLIENT.set(client_key(scope))  # for the per-client shares (agentgym.server.clients)
-        try:
-            if scope["type"] == "http":
-                await self._http(scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
-        finally:
-            CURRENT_CLIENT.reset(client)
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start, status = time.perf_counter(), 500
         denied = self.policy.deny(scope)
         if denied is not None:
@@ -325,12 +315,20 @@ class _App(FastAPI):
     hot: _HotPath
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            match = _HOT_PATH.fullmatch(scope["path"])
-            if match is not None:
-                await self.hot(scope, receive, send, match[1], match[2])
-                return
-        await super().__call__(scope, receive, send)
+        if scope["type"] not in ("http", "websocket"):
+            await super().__call__(scope, receive, send)
+            return
+        # the client every per-client share counts against (agentgym.server.clients), for the hot path too
+        client = CURRENT_CLIENT.set(client_key(scope))
+        try:
+            if scope["type"] == "http" and scope["method"] == "POST":
+                match = _HOT_PATH.fullmatch(scope["path"])
+                if match is not None:
+                    await self.hot(scope, receive, send, match[1], match[2])
+                    return
+            await super().__call__(scope, receive, send)
+        finally:
+            CURRENT_CLIENT.reset(client)
 
 
 class _HotPath:

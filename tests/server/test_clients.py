@@ -150,3 +150,35 @@ def test_what_counts_as_correct_is_the_servers():
                                                   "kwargs": {"reward_metric": "f1"}}).status_code == 201
         assert client.post("/v1/sessions", json={"env_id": SEARCH,
                                                   "kwargs": {"reward_metric": "em"}}).status_code == 422
+
+
+def test_a_real_servers_step_is_not_queued_behind_another_clients_slow_steps():
+    """Over the real socket (the step is the server's plain-ASGI hot path): client A's sessions hold both env
+    threads with 4-second code steps and queue more; client B's SearchQA step from another address is served at
+    once (first-come order made it wait for A's steps)."""
+    import httpx
+
+    with serving(SEARCH, "agentgym/MathTool-v0", "--workers", "2") as url:
+        stop = threading.Event()
+
+        def holder() -> None:
+            with httpx.Client(base_url=url, timeout=120) as a:
+                created = a.post("/v1/sessions", json={"env_id": "agentgym/MathTool-v0",
+                                                       "kwargs": {"max_turns": 100}})
+                sid = created.json()["session_id"]
+                while not stop.is_set():
+                    a.post(f"/v1/sessions/{sid}/step", json={"action": "<code>import time\ntime.sleep(4)</code>"})
+
+        holders = [threading.Thread(target=holder, daemon=True) for _ in range(4)]
+        with httpx.Client(base_url=url, timeout=120, transport=httpx.HTTPTransport(local_address="127.0.0.2")) as b:
+            sid = b.post("/v1/sessions", json={"env_id": SEARCH}).json()["session_id"]
+            for thread in holders:
+                thread.start()
+            time.sleep(3)  # A's steps hold both threads, two more queued
+            waits = []
+            for _ in range(3):
+                start = time.perf_counter()
+                assert b.post(f"/v1/sessions/{sid}/step", json={"action": "<search>Lima</search>"}).status_code == 200
+                waits.append(time.perf_counter() - start)
+            stop.set()
+    assert max(waits) < 2.0, waits  # milliseconds here; behind A's queue it was 4 s and more

@@ -34,6 +34,7 @@ except ImportError:  # Python 3.10: pytest's own TOML reader
     import tomli as tomllib
 
 from agentgym.envs.swe.integrity import canary_manifest, check_run
+from agentgym.envs.swe.isolation import grade_isolated, isolation_blocker, test_sources
 from agentgym.envs.swe.workspace import REPO_DIR, Workspace
 from agentgym.errors import DataError, DependencyNotInstalled, SandboxError, VerifierError
 from agentgym.verifiers.outcome import Outcome
@@ -438,15 +439,16 @@ def grade_patch(workspace: Workspace, instance: Mapping[str, Any], patch: Patch 
     reach where the instance allows it (``agentgym.envs.swe.isolation``: ``details["isolation"]`` is
     ``"isolated"``), else from the log by swebench (``"in-process"``, with ``isolation_reason``);
     ``isolated=False`` always grades in-process."""
-    from agentgym.envs.swe.isolation import grade_isolated, isolation_blocker, test_sources
-
     diff = (patch.diff if isinstance(patch, Patch) else patch) or ""
     blocker = "it runs in an instance image with its own eval script" if isolated else "grading='in-process' was asked"
     if isolated and not workspace.in_image:
         sources = test_sources(workspace, instance)
-        blocker = isolation_blocker(instance, sources, in_image=False)
+        blocker = isolation_blocker(instance, sources, in_image=False, pytest_tests=is_pytest_instance(instance))
         if blocker is None:
-            return grade_isolated(workspace, instance, diff, sources=sources, timeout_s=timeout_s)
+            pythonpath = pytest_options(instance, workspace).get("pythonpath") or []
+            return grade_isolated(workspace, instance, diff, sources=sources,
+                                  apply=lambda p: apply_checked(workspace, p), timeout_s=timeout_s,
+                                  pythonpath=pythonpath if isinstance(pythonpath, list) else str(pythonpath).split())
     run = run_instance(workspace, instance, diff, timeout_s=timeout_s)
     score = grade_log(instance, diff, run.log, outcomes=run.outcomes, timed_out=run.timed_out, evidence=run.evidence,
                       nonce=run.nonce)

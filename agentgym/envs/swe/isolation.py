@@ -16,7 +16,7 @@ import ast
 import json
 import secrets
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
@@ -27,8 +27,9 @@ from agentgym.verifiers.score import Score
 
 __all__ = ["HARNESS", "MARK", "grade_isolated", "isolation_blocker", "read_verdict", "test_sources"]
 
-HARNESS = ((resources.files("agentgym.sandbox") / "harness_prelude.py").read_text(encoding="utf-8") + "\n\n"
-           + (resources.files("agentgym.envs.swe.sandboxed") / "isolated.py").read_text(encoding="utf-8"))
+HARNESS = "\n\n".join((resources.files(package) / name).read_text(encoding="utf-8") for package, name in (
+    ("agentgym.sandbox", "harness_prelude.py"), ("agentgym.envs.swe.sandboxed", "isolated_wire.py"),
+    ("agentgym.envs.swe.sandboxed", "isolated_worker.py"), ("agentgym.envs.swe.sandboxed", "isolated.py")))
 MARK = "@@agentgym-isolated@@"
 #: the fixtures the harness provides
 FIXTURES = frozenset({"self", "tmp_path"})
@@ -71,13 +72,13 @@ def test_sources(workspace: Workspace, instance: Mapping[str, Any]) -> dict[str,
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-def isolation_blocker(instance: Mapping[str, Any], sources: Mapping[str, str], *, in_image: bool) -> str | None:
-    """Why the isolated harness cannot run this instance's tests as pytest would (None: it can)."""
+def isolation_blocker(instance: Mapping[str, Any], sources: Mapping[str, str], *, in_image: bool,
+                      pytest_tests: bool = True) -> str | None:
+    """Why the isolated harness cannot run this instance's tests as pytest would (None: it can);
+    ``pytest_tests``: its tests run under pytest (``grader.is_pytest_instance``)."""
     if in_image or instance.get("image") or instance.get("eval_script"):
         return "it runs in an instance image with its own eval script"
-    from agentgym.envs.swe.grader import is_pytest_instance
-
-    if not is_pytest_instance(instance):
+    if not pytest_tests:
         return "its tests run under another runner than pytest"
     for path, text in sources.items():
         if PurePosixPath(path).name == "conftest.py" and text.strip():
@@ -155,26 +156,23 @@ def _frame(obj: Mapping[str, Any]) -> str:
 
 
 def grade_isolated(workspace: Workspace, instance: Mapping[str, Any], model_patch: str, *,
-                   sources: Mapping[str, str], timeout_s: float = 300.0) -> Score:
-    """``model_patch`` applied in ``workspace`` (pristine, the grader's own), the instance's tests run by the
-    isolated harness on ``sources`` (``test_sources``, read before): resolved iff every FAIL_TO_PASS and
-    PASS_TO_PASS test passed."""
-    from agentgym.envs.swe.grader import apply_checked, pytest_options
-
+                   sources: Mapping[str, str], apply: Callable[[str], tuple[bool, list[str]]],
+                   pythonpath: list[str], timeout_s: float = 300.0) -> Score:
+    """``model_patch`` applied in ``workspace`` (pristine, the grader's own) by ``apply`` (whether it applied,
+    and evidence of tampering: ``grader.apply_checked``), the instance's tests run by the isolated harness on
+    ``sources`` (``test_sources``, read before) with the base commit's ``pythonpath`` entries (relative to the
+    repository): resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed."""
     f2p, p2p = _tests(instance, "FAIL_TO_PASS"), _tests(instance, "PASS_TO_PASS")
     details: dict[str, Any] = {"resolved": False, "patch_applied": False, "patch_exists": bool(model_patch.strip()),
                                "fail_to_pass": {"success": [], "failure": list(f2p)},
                                "pass_to_pass": {"success": [], "failure": list(p2p)},
                                "tampered": False, "isolation": "isolated", "integrity": {"channels": "harness"}}
-    applied, evidence = apply_checked(workspace, model_patch)
+    applied, evidence = apply(model_patch)
     if evidence:
         details.update(tampered=True, integrity={"channels": "harness", "tampered": True, "evidence": evidence})
     if not applied:
         return Score(0.0, False, details)
     details["patch_applied"] = True
-    options = pytest_options(instance, workspace)
-    pythonpath = options.get("pythonpath") or []
-    pythonpath = pythonpath if isinstance(pythonpath, list) else str(pythonpath).split()
     nonce = secrets.token_hex(16)
     stdin = _frame({"repo_dir": workspace.repo_dir,
                     "pythonpath": [str(PurePosixPath(workspace.repo_dir) / p) for p in pythonpath]})

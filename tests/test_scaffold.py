@@ -213,3 +213,30 @@ def test_a_single_file_through_import_evaluates_and_serves(tmp_path):
             env.close()
         reset = httpx.post(f"{url}/openenv/byo/FileCapitals-v0/reset", json={"seed": 0}).json()
         assert reset["observation"]["text"] == observation
+
+
+def test_more_episodes_than_tasks_plays_each_task_once_and_the_intervals_count_tasks(tmp_path):
+    """A user's env of 2 tasks and --episodes 30: repeats were silent and counted as 30 independent episodes
+    ("1.00 [0.89, 1.00]"); now each task plays once, the run says so, and n and the interval are over 2 tasks.
+    With --samples 4 the 8 episodes are still 2 tasks' evidence, and the leaderboard says so."""
+    path = write_capitals(tmp_path, "capitals", "byo/FewCapitals-v0")
+    out = tmp_path / "summary.json"
+    done = agentgym_cli("eval", "--import", str(path), "--env", "byo/FewCapitals-v0", "--policy", "oracle",
+                        "--episodes", "30", "--summary-json", str(out), "--results", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "--episodes 30, but the split has 2 tasks: playing each once" in " ".join(done.stdout.split())
+    summary = json.loads(out.read_text())["byo/FewCapitals-v0"]
+    assert (summary["episodes"], summary["tasks"], summary["success_rate"]) == (2, 2, 1.0)
+    assert summary["success_rate_ci_low"] < 0.35  # Wilson over 2, not over 30 (0.89)
+    board = tmp_path / "board"
+    done = agentgym_cli("eval", "--import", str(path), "--env", "byo/FewCapitals-v0", "--policy", "oracle",
+                        "--samples", "4", "--summary-json", str(out), "--results", str(tmp_path / "s.jsonl"),
+                        "--submit", "--leaderboard-dir", str(board))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(out.read_text())["byo/FewCapitals-v0"]
+    assert (summary["episodes"], summary["tasks"]) == (8, 2)
+    assert summary["success_rate"] == 1.0 and summary["success_rate_ci_low"] < 0.35  # Wilson over 2 tasks, not 8
+    record = json.loads(next((board / "runs").rglob("*.json")).read_text())
+    assert record["envs"]["byo/FewCapitals-v0"]["tasks"] == 2
+    assert agentgym_cli("leaderboard", "build", "--dir", str(board)).returncode == 0
+    assert "8 (2 tasks)" in (board / "README.md").read_text()

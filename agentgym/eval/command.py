@@ -162,8 +162,9 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     try:
         check_policy(request.policy, policy, model=request.model)
         identity = fingerprint(request.policy, request.model)
+        capped: list[tuple[str, int, int]] = []
         plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
-                             samples=request.samples)
+                             samples=request.samples, on_capped=lambda *c: capped.append(c))
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)
         stored = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
@@ -172,6 +173,10 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         policy.close()
         raise
     _notices(request, console, path=path, name=policy.model or request.policy, identity=identity, stale=stale)
+    for label, asked, tasks in capped:
+        console.print(f"[yellow]{label}: --episodes {asked}, but the split has {tasks} tasks: playing each once "
+                      f"({tasks} episodes; repeats are not independent evidence). --samples K plays each task K "
+                      "times, counted per task.[/yellow]", highlight=False, soft_wrap=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
@@ -283,7 +288,8 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
         s = summaries[label] = summarize(runs)
         half = (s["mean_reward_ci_high"] - s["mean_reward_ci_low"]) / 2
         at_k = [_maybe(s["pass_at_k"]), _maybe(s["mean_at_k"])] if k > 1 else []
-        table.add_row(Text(label.removeprefix("agentgym/")), str(s["episodes"]),
+        # n counts tasks: the intervals are over them (a task's --samples are one task's evidence)
+        table.add_row(Text(label.removeprefix("agentgym/")), str(s["tasks"]),
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",
                       f"{s['mean_reward']:.2f}±{half:.2f}", *at_k, f"{s['mean_turns']:.1f}", str(s["errors"]))
     excluded = sum(s["errors"] for s in summaries.values())

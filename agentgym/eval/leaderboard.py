@@ -32,7 +32,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError, DataError
 from agentgym.eval.filenames import slug
-from agentgym.eval.stats import mean_ci, sample_metrics, wilson_ci
+from agentgym.eval.stats import mean_ci, over_tasks, sample_metrics, wilson_ci
 from agentgym.eval.stats import per_task as per_task_counts
 from agentgym.verifiers.budget import over_budget
 
@@ -54,7 +54,7 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     scored = [e for e in episodes if not e.get("error")]
     m = len(scored)
     successes = sum(bool(e.get("correct")) for e in scored)
-    rewards = [float(e.get("reward", 0.0)) for e in scored]
+    rates = over_tasks(scored)  # the intervals count tasks: a task's repeats are not independent evidence
     has_tokens = any(e.get("prompt_tokens") is not None or e.get("completion_tokens") is not None
                      for e in episodes)
     tokens = [(e.get("prompt_tokens") or 0) + (e.get("completion_tokens") or 0) for e in episodes]
@@ -69,10 +69,11 @@ def _env_aggregate(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         # success and reward are over the scored episodes: an errored one is no evidence about the policy
         "scored": m,
         "successes": successes,
-        "success_rate": _r(successes / m) if m else 0.0,
-        "success_ci": [_r(x) for x in wilson_ci(successes, m)],
-        "mean_reward": _r(sum(rewards) / m) if m else 0.0,
-        "reward_ci": [_r(x) for x in mean_ci(rewards)],
+        "tasks": rates["tasks"],
+        "success_rate": _r(rates["success_rate"]),
+        "success_ci": [_r(x) for x in rates["success_ci"]],
+        "mean_reward": _r(rates["mean_reward"]),
+        "reward_ci": [_r(x) for x in rates["reward_ci"]],
         "mean_turns": _r(sum(int(e.get("turns", 0)) for e in episodes) / n),
         "mean_tool_calls": _r(sum(int(e.get("tool_calls", 0)) for e in episodes) / n),
         "mean_tokens": _r(sum(tokens) / n) if has_tokens else None,
@@ -316,11 +317,19 @@ def _at_k(env: Mapping[str, Any]) -> str:
                    for name, field in (("pass", "pass_at_k"), ("mean", "mean_at_k")) if env.get(field) is not None)
 
 
+def _episodes_cell(run: Mapping[str, Any]) -> str:
+    """The run's episodes, and its distinct tasks where they are fewer (several samples a task)."""
+    episodes = sum(e["episodes"] for e in run["envs"].values())
+    tasks = sum(e.get("tasks") or e["episodes"] for e in run["envs"].values())
+    return str(episodes) if tasks >= episodes else f"{episodes} ({tasks} tasks)"
+
+
 def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
     n_runs = sum(len(runs) for runs in suites.values())
     lines = ["# agentgym leaderboard", "",
              f"Built by `agentgym leaderboard build` from {n_runs} run records in `runs/`; do not edit by hand.", "",
-             ("- Each env cell: success rate % [95% Wilson CI] · mean reward, both over the scored episodes "
+             ("- Each env cell: success rate % [95% CI over tasks: Wilson, or normal over each task's mean where "
+              "a task has several samples] · mean reward, both over the scored episodes "
               "(errored ones are excluded and counted under *errors*); with several samples per task, "
               "pass@k (Chen et al. 2021) and mean@k."),
              ("- Rank: mean success over the suite's envs; `=N` marks a tie (same mean success and reward). "
@@ -342,7 +351,7 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
         for rank, run in zip(_ranks(runs), runs):
             cells = [rank, _md(_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
             cells += [_md_cell(run["envs"].get(e)) for e in envs]
-            cells += [f"{_pct(_mean_success(run))}%", str(sum(e["episodes"] for e in run["envs"].values())),
+            cells += [f"{_pct(_mean_success(run))}%", _episodes_cell(run),
                       str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from agentgym.eval.suites import Suite, SuiteEntry
 from agentgym.policies import Policy
 
 __all__ = ["PlannedEpisode", "plan_episodes"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,11 @@ def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) 
     return split, n_tasks
 
 
+def _log_capped(label: str, asked: int, tasks: int) -> None:
+    logger.warning("%s: %d episodes asked, but its split has %d tasks: each is played once (--samples K plays "
+                   "each K times)", label, asked, tasks)
+
+
 def _sample_seed(seed: int, episode: int, sample: int) -> int:
     """Sample 0 keeps ``seed + episode``; later samples get seeds of their own, the same on every machine."""
     if sample == 0:
@@ -77,13 +85,16 @@ def _sample_seed(seed: int, episode: int, sample: int) -> int:
 
 
 def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwargs: Mapping[str, Any] | None = None,
-                  samples: int = 1) -> list[PlannedEpisode]:
-    """Every episode of ``entries``: episode ``i`` of an entry plays task ``i % n_tasks`` with seed ``seed + i``,
+                  samples: int = 1, on_capped: Callable[[str, int, int], None] | None = None
+                  ) -> list[PlannedEpisode]:
+    """Every episode of ``entries``: episode ``i`` of an entry plays task ``i`` with seed ``seed + i``,
     ``samples`` times (sample ``j > 0`` with a seed derived from ``seed``, ``i`` and ``j``).
 
     ``episodes=None`` entries get one episode per task of the split (counted
     from a local env); ``split=None`` is the env's default split. ``env_kwargs``
-    apply to every entry, over its own.
+    apply to every entry, over its own. An entry asking for more episodes than its split has tasks plays each
+    task once (repeats would be counted as independent evidence; ``samples`` asks for repeats, which are counted
+    per task): ``on_capped(label, asked, tasks)`` hears of it (default: a logged warning).
     """
     if samples < 1:
         raise ConfigError(f"samples must be >= 1 (rollouts per task), got {samples}.")
@@ -97,6 +108,9 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwarg
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
         split, n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
         episodes = n_tasks if entry.episodes is None else entry.episodes
+        if episodes > n_tasks:
+            (on_capped or _log_capped)(entry.label, episodes, n_tasks)
+            episodes = n_tasks
         plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, _sample_seed(seed, i, j), kwargs,
                                    suite.name if suite else None, suite.version if suite else None, entry.label, j)
                     for i in range(episodes) for j in range(samples))

@@ -10,7 +10,7 @@ from typing import Any
 
 from agentgym.verifiers.budget import over_budget
 
-__all__ = ["Z_95", "mean_ci", "pass_at_k", "per_task", "sample_metrics", "summarize", "wilson_ci"]
+__all__ = ["Z_95", "mean_ci", "over_tasks", "pass_at_k", "per_task", "sample_metrics", "summarize", "wilson_ci"]
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -98,9 +98,58 @@ def sample_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "mean_at_k": sum(c / n for c, n in scored) / len(scored) if scored else None}
 
 
+def over_tasks(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Success rate and mean reward of scored episodes with their 95% intervals, over **tasks**: the unit of
+    evidence is a task (its ``task_id``), so repeats of one task (``--samples``) are not counted as independent.
+    With one episode a task: the plain rates, Wilson for success, normal for reward. With repeats: the same
+    rates, and a normal interval whose spread is that of the tasks' own means over n = tasks (the repeats of one
+    task are correlated: counting them as n would narrow the interval), for success at least Wilson's over n =
+    tasks. ``tasks``: how many.
+
+    >>> rows = [{"task_id": t, "correct": c, "reward": float(c)} for t, c in [("a", 1), ("a", 1), ("b", 0)] * 5]
+    >>> summary = over_tasks(rows)  # two tasks, one always solved, one never: 15 episodes are not 15 tasks
+    >>> summary["tasks"], round(summary["success_rate"], 3), summary["success_ci"]
+    (2, 0.667, (0.0, 1.0))
+    >>> [round(x, 2) for x in wilson_ci(10, 15)]  # what counting the 15 episodes as independent claimed
+    [0.42, 0.85]
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for i, row in enumerate(scored):
+        # a record that names no task (an old or hand-made one) is a task of its own
+        task = row.get("task_id") or (f"episode {row['episode']}" if row.get("episode") is not None else f"row {i}")
+        groups.setdefault(str(task), []).append(row)
+    if all(len(group) == 1 for group in groups.values()):
+        successes = sum(bool(r.get("correct")) for r in scored)
+        rewards = [float(r.get("reward") or 0) for r in scored]
+        return {"tasks": len(groups), "success_rate": successes / len(scored) if scored else 0.0,
+                "success_ci": wilson_ci(successes, len(scored)),
+                "mean_reward": sum(rewards) / len(rewards) if rewards else 0.0, "reward_ci": mean_ci(rewards)}
+    success = [sum(bool(r.get("correct")) for r in g) / len(g) for g in groups.values()]
+    reward = [sum(float(r.get("reward") or 0) for r in g) / len(g) for g in groups.values()]
+    pooled_success = sum(bool(r.get("correct")) for r in scored) / len(scored)
+    pooled_reward = sum(float(r.get("reward") or 0) for r in scored) / len(scored)
+    # a success rate's interval is at least Wilson's over n = tasks (tasks that all agree have no spread to show)
+    normal = _around(pooled_success, success)
+    wilson = wilson_ci(pooled_success * len(groups), len(groups))
+    success_ci = (min(normal[0], wilson[0]), max(normal[1], wilson[1]))
+    return {"tasks": len(groups), "success_rate": pooled_success, "success_ci": success_ci,
+            "mean_reward": pooled_reward, "reward_ci": _around(pooled_reward, reward)}
+
+
+def _around(center: float, per_task: Sequence[float], *, z: float = Z_95) -> tuple[float, float]:
+    """A normal interval around ``center`` with the spread of the tasks' own means (n = tasks), in [0, 1]."""
+    n = len(per_task)
+    if n < 2:
+        return 0.0, 1.0
+    mean = sum(per_task) / n
+    half = z * math.sqrt(sum((v - mean) ** 2 for v in per_task) / (n - 1) / n)
+    return max(0.0, center - half), min(1.0, center + half)
+
+
 def summarize(results: Sequence[Any]) -> dict[str, Any]:
-    """Means over episodes, with 95% intervals: Wilson for the success rate, normal for the mean reward;
-    and pass@k, mean@k and per-task success over each task's samples (``sample_metrics``, ``per_task``).
+    """Success rate and mean reward with 95% intervals over tasks (``over_tasks``: repeats of a task are one
+    task's evidence, ``tasks`` counts them); means of turns and tokens over episodes; and pass@k, mean@k and
+    per-task success over each task's samples (``sample_metrics``, ``per_task``).
 
     Errored episodes (an exception, not an agent's mistake) are excluded from the
     success rate and the mean reward and counted in ``errors``; ``scored`` is
@@ -114,14 +163,12 @@ def summarize(results: Sequence[Any]) -> dict[str, Any]:
     def mean(name: str) -> float:
         return sum(float(r.get(name) or 0) for r in rows) / n if n else 0.0
 
-    successes = sum(bool(r.get("correct")) for r in ok)
-    success_low, success_high = wilson_ci(successes, len(ok))
-    rewards = [float(r.get("reward") or 0) for r in ok]
-    reward_low, reward_high = mean_ci(rewards)
+    rates = over_tasks(ok)
+    (success_low, success_high), (reward_low, reward_high) = rates["success_ci"], rates["reward_ci"]
     samples = sample_metrics(rows)
-    return {"episodes": n, "scored": len(ok), "mean_reward": sum(rewards) / len(ok) if ok else 0.0,
+    return {"episodes": n, "scored": len(ok), "tasks": rates["tasks"], "mean_reward": rates["mean_reward"],
             "mean_reward_ci_low": reward_low, "mean_reward_ci_high": reward_high,
-            "success_rate": successes / len(ok) if ok else 0.0,
+            "success_rate": rates["success_rate"],
             "success_rate_ci_low": success_low, "success_rate_ci_high": success_high,
             "mean_turns": mean("turns"), "mean_tool_calls": mean("tool_calls"),
             "mean_prompt_tokens": mean("prompt_tokens"), "mean_completion_tokens": mean("completion_tokens"),

@@ -108,14 +108,20 @@ def test_unknown_suite_suggests_the_close_name():
         SuiteEntry(SEARCH, episodes=0)
 
 
-def test_plan_is_deterministic_and_cycles_tasks():
-    entries = [SuiteEntry(CODE, "test", 75), SuiteEntry(SEARCH, "train", 3)]
-    plan = plan_episodes(entries, seed=5)
-    assert plan == plan_episodes(entries, seed=5)
+def test_plan_is_deterministic_and_plays_each_task_once_however_many_episodes_are_asked():
+    """More episodes than tasks used to cycle the tasks silently, and the repeats counted as independent
+    evidence (n=30 over 15 tasks); the plan now plays each task once and says so (``--samples`` repeats)."""
+    entries = [SuiteEntry(CODE, "test", 200), SuiteEntry(SEARCH, "train", 3)]
+    capped = []
+    plan = plan_episodes(entries, seed=5, on_capped=lambda *c: capped.append(c))
+    assert plan == plan_episodes(entries, seed=5, on_capped=lambda *c: None)
     n_code = len(agentgym.make(CODE).unwrapped.tasks.tasks("test"))
+    assert capped == [(CODE, 200, n_code)]  # the search entry asked for fewer than it has
     code = [p for p in plan if p.env_id == CODE]
-    assert [p.episode for p in code] == list(range(75)) and [p.seed for p in code] == list(range(5, 80))
-    assert [p.task_index for p in code] == [i % n_code for i in range(75)]
+    assert [p.episode for p in code] == list(range(n_code)) and [p.seed for p in code] == list(range(5, 5 + n_code))
+    assert [p.task_index for p in code] == list(range(n_code))
+    repeated = plan_episodes([SuiteEntry(CODE, "test", 200)], seed=5, samples=2, on_capped=lambda *c: None)
+    assert len(repeated) == 2 * n_code  # repeats only as samples, each task twice
     policy = make_policy("random")
     keys = [p.key(policy) for p in plan]
     assert len(set(keys)) == len(plan) and keys == [p.key(make_policy("random")) for p in plan]

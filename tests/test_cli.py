@@ -93,7 +93,7 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
 
     results = tmp_path / "run.jsonl"
     cmd = [sys.executable, "-m", "agentgym.cli", "eval", "--policy", "random", "--env", "agentgym/PyCode-v0",
-           "--episodes", "300", "--results", str(results)]
+           "--split", "train", "--episodes", "168", "--results", str(results)]  # every train task: a long run
     # its own process group, signalled as a whole, as a terminal's Ctrl-C signals the foreground group
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
@@ -104,12 +104,12 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
     assert proc.returncode == 1, out  # an interrupted run is not a finished one
     assert "Stopping" in out and "Traceback" not in out and "episodes not played (interrupted)" in out
     lines = [json.loads(line) for line in results.read_text().splitlines()]
-    assert 5 <= len(lines) < 300 and all(line["key"] for line in lines)
+    assert 5 <= len(lines) < 168 and all(line["key"] for line in lines)
     assert [line["error"] for line in lines if line["error"]] == [], "the Ctrl-C reached the sandboxes"
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     keys = [json.loads(line)["key"] for line in results.read_text().splitlines()]
-    assert len(keys) == len(set(keys)) == 300
+    assert len(keys) == len(set(keys)) == 168
 
 
 def _agentgym(*args: str) -> subprocess.CompletedProcess:

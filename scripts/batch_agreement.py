@@ -13,11 +13,8 @@ kernel path (``agentgym.lm.compute``): the agreement is a property of the CPU, n
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import runpy
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,36 +31,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", help="Write the report here too.")
     args = parser.parse_args(argv)
 
-    from rich.console import Console
-
-    from agentgym.eval.command import EvalRequest, run_eval
-    from agentgym.eval.results import load_results
     from agentgym.lm.compute import cpu_model, kernel_path
 
-    compare = runpy.run_path(str(Path(__file__).with_name("dtype_agreement.py")))["compare"]
+    shared = runpy.run_path(str(Path(__file__).with_name("dtype_agreement.py")))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(args.out or tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        records, seconds = {}, {}
-        for size in (1, args.batch_size):
-            request = EvalRequest(policy=args.policy, suite=args.suite, envs=tuple(args.env), episodes=args.episodes,
-                                  dtype="float32", batch_size=size, results=out / f"batch{size}.jsonl")
-            start = time.perf_counter()
-            outcome = run_eval(request, Console(file=io.StringIO()))
-            seconds[f"batch{size}"] = round(time.perf_counter() - start, 1)
-            if outcome.errors or outcome.unplayed:
-                raise SystemExit(f"The batch-{size} run did not finish: {outcome.errors} errored, "
-                                 f"{outcome.unplayed} unplayed ({request.results}).")
-            records[size] = list(load_results(request.results))
+        sizes = {f"batch{size}": {"dtype": "float32", "batch_size": size} for size in (1, args.batch_size)}
+        records, seconds = shared["play"](args, sizes, Path(args.out or tmp))
+        first, second = sizes
         report = {"policy": args.policy, "suite": args.suite if not args.env else args.env,
                   "episodes_per_entry": args.episodes, "cpu": " ".join(cpu_model()), "kernel": kernel_path(),
-                  "wall_s": seconds,
-                  **compare(records[1], records[args.batch_size], labels=("batch1", f"batch{args.batch_size}"))}
-    print(json.dumps(report, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-    return report
-
+                  "wall_s": seconds, **shared["compare"](records[first], records[second], labels=(first, second))}
+    return shared["emit"](report, args.json)
 
 if __name__ == "__main__":
     main()

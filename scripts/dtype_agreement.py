@@ -64,34 +64,46 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", help="Write the report here too.")
     args = parser.parse_args(argv)
 
-    from rich.console import Console
-
-    from agentgym.eval.command import EvalRequest, run_eval
-    from agentgym.eval.results import load_results
     from agentgym.lm.precision import native_bf16
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        records, seconds = {}, {}
-        for dtype in ("float32", "bfloat16"):
-            request = EvalRequest(policy=args.policy, suite=args.suite, envs=tuple(args.env), episodes=args.episodes,
-                                  dtype=dtype, results=out / f"{dtype}.jsonl")
-            start = time.perf_counter()
-            outcome = run_eval(request, Console(file=io.StringIO()))
-            seconds[dtype] = round(time.perf_counter() - start, 1)
-            if outcome.errors or outcome.unplayed:
-                raise SystemExit(f"The {dtype} run did not finish: {outcome.errors} errored, "
-                                 f"{outcome.unplayed} unplayed ({request.results}).")
-            records[dtype] = list(load_results(request.results))
+        records, seconds = play(args, {dtype: {"dtype": dtype} for dtype in ("float32", "bfloat16")}, out)
         report = {"policy": args.policy, "suite": args.suite if not args.env else args.env,
                   "episodes_per_entry": args.episodes,
                   "native_bf16": native_bf16(), "wall_s": seconds, **compare(records["float32"], records["bfloat16"])}
-    print(json.dumps(report, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return emit(report, args.json)
 
+
+def play(args: argparse.Namespace, runs: dict[str, dict[str, Any]], out: Path) -> tuple[dict, dict]:
+    """Each run (name -> ``EvalRequest`` settings over ``args``' policy, suite, envs and episodes) through
+    ``agentgym eval``'s own code into ``out/<name>.jsonl``: the records and wall seconds of each."""
+    from rich.console import Console
+
+    from agentgym.eval.command import EvalRequest, run_eval
+    from agentgym.eval.results import load_results
+
+    out.mkdir(parents=True, exist_ok=True)
+    records, seconds = {}, {}
+    for name, settings in runs.items():
+        request = EvalRequest(policy=args.policy, suite=args.suite, envs=tuple(args.env), episodes=args.episodes,
+                              results=out / f"{name}.jsonl", **settings)
+        start = time.perf_counter()
+        outcome = run_eval(request, Console(file=io.StringIO()))
+        seconds[name] = round(time.perf_counter() - start, 1)
+        if outcome.errors or outcome.unplayed:
+            raise SystemExit(f"The {name} run did not finish: {outcome.errors} errored, "
+                             f"{outcome.unplayed} unplayed ({request.results}).")
+        records[name] = list(load_results(request.results))
+    return records, seconds
+
+
+def emit(report: dict[str, Any], json_path: str | None) -> dict[str, Any]:
+    """Print the report, and write it to ``json_path`` too."""
+    print(json.dumps(report, indent=1))
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=2) + "\n")
+    return report
 
 if __name__ == "__main__":
     main()

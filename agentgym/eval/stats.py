@@ -39,12 +39,7 @@ def mean_ci(values: Sequence[float], *, z: float = Z_95) -> tuple[float, float]:
     >>> [round(x, 4) for x in mean_ci([1.0, 0.0, 1.0, 1.0])]
     [0.26, 1.0]
     """
-    n = len(values)
-    if n < 2:
-        return 0.0, 1.0
-    mean = sum(values) / n
-    half = z * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
-    return max(0.0, mean - half), min(1.0, mean + half)
+    return _around(sum(values) / len(values) if values else 0.0, values, z=z)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -136,13 +131,14 @@ def over_tasks(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "mean_reward": pooled_reward, "reward_ci": _around(pooled_reward, reward)}
 
 
-def _around(center: float, per_task: Sequence[float], *, z: float = Z_95) -> tuple[float, float]:
-    """A normal interval around ``center`` with the spread of the tasks' own means (n = tasks), in [0, 1]."""
-    n = len(per_task)
+def _around(center: float, values: Sequence[float], *, z: float = Z_95) -> tuple[float, float]:
+    """A normal interval around ``center`` with the standard error of ``values``' mean, clipped to [0, 1];
+    ``(0, 1)`` with fewer than two values (the spread is unknown)."""
+    n = len(values)
     if n < 2:
         return 0.0, 1.0
-    mean = sum(per_task) / n
-    half = z * math.sqrt(sum((v - mean) ** 2 for v in per_task) / (n - 1) / n)
+    mean = sum(values) / n
+    half = z * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
     return max(0.0, center - half), min(1.0, center + half)
 
 

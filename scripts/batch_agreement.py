@@ -12,7 +12,6 @@ kernel path (``agentgym.lm.compute``): the agreement is a property of the CPU, n
 
 from __future__ import annotations
 
-import argparse
 import runpy
 import tempfile
 from pathlib import Path
@@ -20,20 +19,15 @@ from typing import Any
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--policy", default="smollm2")
-    parser.add_argument("--suite", default="core")
-    parser.add_argument("--env", action="append", default=[], metavar="ENV_ID",
-                        help="Play these envs (their test split) instead of the suite (repeatable).")
-    parser.add_argument("--episodes", type=int, default=5, help="The first N episodes of each suite entry.")
+    shared = runpy.run_path(str(Path(__file__).with_name("dtype_agreement.py")))
+    parser = shared["parser_for"](__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=32, help="The batched run's batch size.")
-    parser.add_argument("--out", help="Keep both runs' results files here [default: a temporary directory].")
-    parser.add_argument("--json", help="Write the report here too.")
     args = parser.parse_args(argv)
+    if args.batch_size < 2:
+        parser.error("--batch-size must be at least 2: it is compared with a batch of one")
 
     from agentgym.lm.compute import cpu_model, kernel_path
 
-    shared = runpy.run_path(str(Path(__file__).with_name("dtype_agreement.py")))
     with tempfile.TemporaryDirectory() as tmp:
         sizes = {f"batch{size}": {"dtype": "float32", "batch_size": size} for size in (1, args.batch_size)}
         records, seconds = shared["play"](args, sizes, Path(args.out or tmp))
@@ -42,6 +36,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   "episodes_per_entry": args.episodes, "cpu": " ".join(cpu_model()), "kernel": kernel_path(),
                   "wall_s": seconds, **shared["compare"](records[first], records[second], labels=(first, second))}
     return shared["emit"](report, args.json)
+
 
 if __name__ == "__main__":
     main()

@@ -53,8 +53,9 @@ def compare(fp32: list[dict[str, Any]], bf16: list[dict[str, Any]], *,
     return {"entries": rows, "total": total}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser_for(description: str) -> argparse.ArgumentParser:
+    """The options both agreement scripts take: what to play, and where the runs and the report go."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--policy", default="smollm2")
     parser.add_argument("--suite", default="core")
     parser.add_argument("--env", action="append", default=[], metavar="ENV_ID",
@@ -62,7 +63,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--episodes", type=int, default=5, help="The first N episodes of each suite entry.")
     parser.add_argument("--out", help="Keep both runs' results files here [default: a temporary directory].")
     parser.add_argument("--json", help="Write the report here too.")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parser_for(__doc__.splitlines()[0]).parse_args(argv)
 
     from agentgym.lm.precision import native_bf16
 

@@ -218,6 +218,19 @@ def eval_cmd(
     name: Annotated[Optional[str], typer.Option(
         help="What the leaderboard row calls the model [default: read from the model: a trained model's "
              "agentgym_model.json, a GGUF's name and quantisation, a hub id; never a local path].")] = None,
+    agent: Annotated[Optional[str], typer.Option(
+        metavar="FILE_OR_MODULE:FUNCTION",
+        help="Play each episode with your own agent: a function taking a task (prompt, base_url, model, tools, "
+             "call_tool, mcp_url) and returning its answer; its model calls go through a gateway serving "
+             "--policy's model (docs/agents.md). Runs --concurrency episodes at once (default: --batch-size).")]
+    = None,
+    agent_cmd: Annotated[Optional[str], typer.Option(
+        metavar="CMD", help="Your agent as a program: the prompt on stdin, OPENAI_BASE_URL and AGENTGYM_* in its "
+                            "environment, the answer on stdout.")] = None,
+    agent_timeout: Annotated[float, typer.Option(help="An agent's wall-time limit per episode, in seconds.")]
+    = 600.0,
+    allow_no_model: Annotated[bool, typer.Option(help="With --agent: an episode whose agent never called the "
+                                                      "model is not an error (a scripted agent).")] = False,
 ) -> None:
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
     from agentgym.eval.command import EvalRequest, run_eval, summary_table
@@ -232,7 +245,8 @@ def eval_cmd(
                           sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
-                          samples=samples, name=name, dtype=dtype)
+                          samples=samples, name=name, dtype=dtype, agent=agent, agent_cmd=agent_cmd,
+                          agent_timeout_s=agent_timeout, allow_no_model=allow_no_model)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)
@@ -258,6 +272,40 @@ def eval_cmd(
                      f"{'retry and ' if outcome.errors and retry_errors else ''}finish.", style="yellow",
                      markup=False, highlight=False)
         raise typer.Exit(1)
+
+
+@app.command("gateway")
+def gateway_cmd(
+    model: Annotated[str, typer.Option(help="smollm2 (the default local model), hf:<local model>, vllm:<model> "
+                                            "(GPU), or a name for --upstream.")] = "smollm2",
+    upstream: Annotated[Optional[str], typer.Option(
+        help="Pass every call through to this OpenAI-compatible base URL (ending in /v1); its records are text "
+             "only (no token ids).")] = None,
+    host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one.")] = 8300,
+    dtype: Annotated[str, typer.Option(help="What a local model computes in: auto, float32 or bfloat16.")] = "auto",
+    threads: Annotated[Optional[int], typer.Option(help="torch threads of a local model.")] = None,
+    gather_ms: Annotated[float, typer.Option(help="How long the engine keeps gathering requests into a batch "
+                                                  "after the last one arrived, in milliseconds.")] = 50.0,
+) -> None:
+    """Serve a model behind an OpenAI-compatible API that records every token: /v1/chat/completions, and one base
+    URL per rollout (POST /rollouts, then /rollouts/ID/v1) whose record holds token-exact samples."""
+    from agentgym.gateway.server import GatewayServer, load_gateway
+
+    if upstream is None:
+        _torch_threads(threads)
+    gateway = load_gateway(model, dtype=dtype, upstream=upstream, upstream_model=model if upstream else None,
+                           gather_s=gather_ms / 1000)
+    server = GatewayServer(gateway, host=host, port=port).start()
+    console.print(f"gateway for {gateway.model_name} at {server.url}/v1  (rollouts: POST {server.url}/rollouts; "
+                  "Ctrl-C stops)", highlight=False, soft_wrap=True)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        gateway.close()
 
 
 leaderboard_app = typer.Typer(help="Build the leaderboard from committed runs.", **HELP_STYLE)

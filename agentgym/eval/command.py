@@ -64,6 +64,14 @@ class EvalRequest:
     name: str | None = None
     #: what a local model computes in (``--dtype``): auto, float32 or bfloat16 (``agentgym.lm.precision``)
     dtype: str = "auto"
+    #: the user's agent (``--agent FILE_OR_MODULE:FUNCTION`` or ``--agent-cmd``), its model the policy's, served
+    #: by an in-process gateway (``agentgym.eval.agent``)
+    agent: str | None = None
+    agent_cmd: str | None = None
+    #: an agent's wall-time limit per episode (``--agent-timeout``)
+    agent_timeout_s: float = 600.0
+    #: an agent episode that never called the model is not an error (a scripted agent: ``--allow-no-model``)
+    allow_no_model: bool = False
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
@@ -96,7 +104,25 @@ class EvalRequest:
                         for e in suite.entries)
         return Suite(name=suite.name, version=suite.version, entries=entries, description=suite.description)
 
+    @property
+    def agent_spec(self) -> Any:
+        """The agent to run (``agentgym.eval.agent.AgentSpec``), or None for a plain policy run."""
+        if self.agent is None and self.agent_cmd is None:
+            return None
+        from agentgym.eval.agent import AgentSpec
+
+        return AgentSpec(target=self.agent, command=self.agent_cmd)
+
     def make_policy(self) -> Policy:
+        spec = self.agent_spec
+        if spec is not None:
+            from agentgym.eval.agent import AgentPolicy
+
+            upstream = self.policy.removeprefix("openai:") if self.policy.startswith("openai:") else None
+            return AgentPolicy.start(spec, self.policy if upstream is None else (self.model or "upstream"),
+                                     dtype=self.dtype, upstream=upstream, upstream_model=self.model,
+                                     timeout_s=self.agent_timeout_s, require_model=not self.allow_no_model,
+                                     concurrency=self.concurrency if self.concurrency > 1 else self.batch_size)
         return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model,
                            system_prompt=self.system_prompt, dtype=self.dtype)
 
@@ -124,7 +150,10 @@ class EvalOutcome:
 def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     """Where a run's episodes go unless ``--results`` says: stable, so rerunning the command resumes."""
     picked = suite.name if suite.name != "custom" else "-".join(e.env_id.split("/")[-1] for e in suite.entries)
-    who = request.policy + (f"-{request.model}" if request.model else "") + (
+    agent = request.agent_spec
+    who = (f"{agent.label.split(':', 1)[0]}-{Path((agent.target or agent.command or '').split(':')[0]).stem}-"
+           if agent is not None else "")
+    who += request.policy + (f"-{request.model}" if request.model else "") + (
         f"-{request.dtype}" if request.dtype != "auto" else "")
     # one file whatever --samples: a K-sample run reuses the first samples a one-sample run played
     return Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
@@ -160,8 +189,13 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     prewarm_workers(local=request.remote is None and request.ray is None)  # while the model loads
     policy = request.make_policy()
     try:
-        check_policy(request.policy, policy, model=request.model)
         identity = fingerprint(request.policy, request.model)
+        if request.agent_spec is not None:  # the agent's source is part of what the episodes are
+            from agentgym.eval.agent import agent_key_fingerprint
+
+            identity = agent_key_fingerprint(request.agent_spec, identity)
+        else:
+            check_policy(request.policy, policy, model=request.model)
         capped: list[tuple[str, int, int]] = []
         plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
                              samples=request.samples, on_capped=lambda *c: capped.append(c))

@@ -111,6 +111,11 @@ class EpisodeResult:
     #: its dtype, ``--batch-size`` and how many episodes its batch held; greedy text can differ across any of
     #: them, so a run that mixes them is not reproducible. None on other paths and in older records
     compute: dict[str, Any] | None = None
+    #: an agent's episode (``eval --agent``): its rollout's token-exact samples from the gateway, one per leaf
+    #: (``token_ids``, ``loss_mask``, ``logprobs``; ``agentgym.gateway.records``); None on other paths
+    samples: list[dict[str, Any]] | None = None
+    #: an agent's episode: which agent (its spec, kind, source digest) and its rollout's counts; None otherwise
+    agent: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

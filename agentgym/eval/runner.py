@@ -75,8 +75,18 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
             if on_episode:
                 on_episode(result)
 
+    from agentgym.eval.agent import AgentPolicy
     from agentgym.policies.hf import TransformersPolicy
 
+    if isinstance(first, AgentPolicy):  # the user's agent, its model calls through the gateway
+        try:
+            if todo:
+                first.run(todo, on_result=record, remote=remote, stop=stop)
+        finally:
+            first.close()
+            if store:
+                store.close()
+        return [finished[k] for k in keys if k in finished]
     if isinstance(first, TransformersPolicy):
         from agentgym.eval.batched import run_batched
 

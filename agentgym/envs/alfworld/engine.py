@@ -37,6 +37,9 @@ __all__ = ["CompiledGame", "GamePlayer", "compile_game", "game_logic", "load_alf
 
 _TASK_LINE = re.compile(r'"rhs": "Your task is to: (.*?)"')
 _LOCK = threading.Lock()
+# TextWorld's PDDL parser (a module-level tatsu parser) and the translator keep state while they parse: two
+# threads parsing at once corrupt each other (IndexError: pop from empty list). One parse at a time.
+_PARSE_LOCK = threading.Lock()
 _COMPILED: OrderedDict[str, CompiledGame] = OrderedDict()
 _MAX_COMPILED = 256
 
@@ -115,11 +118,12 @@ def compile_game(data: Mapping[str, Any], lib: Any) -> CompiledGame:
     from textworld.generator.game import EntityInfo
 
     base_grammar, task_text = split_task(data["grammar"])
-    logic = game_logic(data["pddl_domain"], base_grammar)
-    try:
-        state = pddl_logic.PddlState(lib, data["pddl_problem"], logic)
-    except Exception as e:  # the translator raises bare exceptions on malformed PDDL
-        raise DataError(f"The game's PDDL problem does not translate: {e}") from e
+    with _PARSE_LOCK:
+        logic = game_logic(data["pddl_domain"], base_grammar)
+        try:
+            state = pddl_logic.PddlState(lib, data["pddl_problem"], logic)
+        except Exception as e:  # the translator raises bare exceptions on malformed PDDL
+            raise DataError(f"The game's PDDL problem does not translate: {e}") from e
     infos = {v.name: EntityInfo(v.name, v.type) for fact in state.facts for v in fact.arguments}
     for info in infos.values():
         info.name, info.definite, info.indefinite = info.id, "the", "a"

@@ -91,3 +91,34 @@ def test_a_grammar_without_a_task_line_is_a_clear_error():
 
     with pytest.raises(DataError, match="Your task is to"):
         split_task('{"intro": [{"rhs": "hello"}]}')
+
+
+def test_games_compile_on_many_threads_at_once():
+    """TextWorld's PDDL parser is one module-level object: envs reset on several threads at once (the batched
+    eval's env threads, the agent harness's workers) must not parse at the same time (it raised IndexError)."""
+    import threading
+
+    import agentgym
+    from agentgym.envs.alfworld import engine
+
+    engine.game_logic.cache_clear()
+    with engine._LOCK:
+        engine._COMPILED.clear()
+    errors, barrier = [], threading.Barrier(4)
+
+    def reset(index):
+        env = agentgym.make("agentgym/ALFWorld-v0")
+        barrier.wait()
+        try:
+            env.reset(seed=index, options={"index": index})
+        except Exception as e:  # noqa: BLE001 - collected and asserted below
+            errors.append(e)
+        finally:
+            env.close()
+
+    threads = [threading.Thread(target=reset, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

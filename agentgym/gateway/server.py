@@ -1,0 +1,121 @@
+"""A gateway in front of a model, served on a port: ``load_gateway`` builds it, ``GatewayServer`` runs its app on
+uvicorn in a background thread (``agentgym eval --agent`` does this in process; ``agentgym gateway`` in the
+foreground)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.gateway import GATEWAY_INSTALL
+from agentgym.gateway.engine import Engine
+from agentgym.gateway.service import Gateway
+from agentgym.policies.base import Sampling
+
+__all__ = ["GATEWAY_INSTALL", "GatewayServer", "load_gateway"]
+
+
+def load_gateway(model: str = "smollm2", *, dtype: str = "auto", upstream: str | None = None,
+                 upstream_model: str | None = None, api_key: str | None = None, gather_s: float = 0.05,
+                 max_rows: int = 64, default_max_tokens: int = 512) -> Gateway:
+    """A gateway serving ``model`` (``smollm2``, ``hf:<path or cached id>``, ``vllm:<id>`` on a GPU) from this
+    process, or passing every call through to ``upstream`` (an OpenAI-compatible base URL; text-only records)."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        raise DependencyNotInstalled("The gateway's HTTP server (starlette, uvicorn)", GATEWAY_INSTALL) from e
+    if upstream is not None:
+        from agentgym.gateway.upstream import Upstream
+
+        return Gateway(model_name=upstream_model or model, upstream=Upstream(upstream, api_key=api_key,
+                                                                             model=upstream_model))
+    if model.startswith("vllm:"):
+        generator, tokenizer, context = _vllm_generator(model.removeprefix("vllm:"))
+    else:
+        from agentgym.lm.generation import TransformersGenerator
+        from agentgym.policies.hf import make_model_policy
+
+        policy = make_model_policy(model, sampling=Sampling(), dtype=dtype)
+        if policy is None:
+            raise ConfigError(f"The gateway serves 'smollm2', 'hf:<local model>' or 'vllm:<model>' (GPU), or passes "
+                              f"through with --upstream URL; got {model!r}.")
+        weights, tokenizer = policy.load()
+        generator = TransformersGenerator(weights, tokenizer, logprobs=True)
+        context = int(getattr(weights.config, "max_position_embeddings", 0) or 8192)
+    engine = Engine(generator, gather_s=gather_s, max_rows=max_rows)
+    return Gateway(model_name=model, engine=engine, default_max_tokens=default_max_tokens, context_tokens=context)
+
+
+def _vllm_generator(name: str) -> tuple[Any, Any, int]:
+    """vLLM's engine on a GPU (the trainer's ``VLLMGenerator``), with per-token log-probabilities."""
+    try:
+        from vllm import LLM
+    except ImportError as e:
+        raise DependencyNotInstalled("vLLM (GPU only)", "pip install 'agentgym-suite[vllm]'") from e
+    from agentgym.trainer.vllm_backend import VLLMGenerator
+
+    llm = LLM(model=name)
+    tokenizer = llm.get_tokenizer()
+    return VLLMGenerator(tokenizer, llm=llm), tokenizer, int(llm.llm_engine.model_config.max_model_len)
+
+
+class GatewayServer:
+    """``gateway``'s app on uvicorn at ``host:port`` (0: a free port) in a daemon thread."""
+
+    def __init__(self, gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.gateway = gateway
+        self.host = host
+        self.port = port
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def app(self) -> Any:
+        from agentgym.gateway.app import create_app
+
+        mcp = None
+        try:
+            from agentgym.gateway.mcp import RolloutMcp
+
+            mcp = RolloutMcp(lambda rid: self.gateway.sessions.get(rid), host=self.host)
+        except ImportError:  # the mcp extra is not installed: no per-rollout MCP endpoint
+            mcp = None
+        return create_app(self.gateway, mcp=mcp)
+
+    def start(self, timeout_s: float = 30.0) -> GatewayServer:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, timeout_keep_alive=30)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="agentgym-gateway", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ConfigError(f"The gateway did not start on {self.url} within {timeout_s} s.")
+            time.sleep(0.01)
+        return self
+
+    def wait(self) -> None:
+        """Block until the server stops (Ctrl-C raises KeyboardInterrupt here)."""
+        while self._thread is not None and self._thread.is_alive():
+            self._thread.join(0.5)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        self._thread = None

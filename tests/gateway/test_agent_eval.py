@@ -1,0 +1,162 @@
+"""``agentgym eval --agent``: the harness plays every built-in env with a scripted agent to reward 1.0, records
+rollouts token-exactly, resumes, and turns each kind of agent failure into one episode's error."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers.gates import env_params, requires_code, requires_search, requires_server, requires_smollm2
+from typer.testing import CliRunner
+
+from agentgym.cli import app
+from agentgym.errors import ConfigError
+from agentgym.eval.agent import AgentPolicy, AgentSpec
+from agentgym.eval.plan import plan_episodes
+from agentgym.eval.runner import run_plan
+from agentgym.eval.suites import SuiteEntry
+
+pytestmark = [requires_smollm2, requires_server]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers" / "oracle_agent.py"
+BUILT_IN = ["agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/PyCode-v0", "agentgym/WebShop-v0",
+            "agentgym/WebShopBrowser-v0", "agentgym/SWEBench-v0", "agentgym/ALFWorld-v0"]
+
+
+@pytest.fixture(scope="module")
+def gateway():
+    from agentgym.gateway.server import GatewayServer, load_gateway
+
+    built = load_gateway("smollm2", dtype="float32")
+    server = GatewayServer(built).start()
+    yield built, server
+    server.stop()
+    built.close()
+
+
+def _play(gateway, function: str, env_id: str, *, episodes: int = 1, timeout_s: float = 120.0,
+          require_model: bool = False, results=None, env_kwargs=None):
+    built, server = gateway
+    spec = AgentSpec(target=f"{HELPERS}:{function}")
+    policy = AgentPolicy(spec, built, base_url=server.url, timeout_s=timeout_s, require_model=require_model,
+                         concurrency=2)
+    policy.close = lambda: None  # the module's gateway outlives each run
+    plan = plan_episodes([SuiteEntry(env_id, episodes=episodes, env_kwargs=env_kwargs or {})], seed=0)
+    return run_plan(plan, lambda: policy, results_path=results)
+
+
+@pytest.mark.parametrize("env_id", env_params(BUILT_IN))
+def test_the_scripted_oracle_agent_scores_1_on_every_built_in_env(gateway, env_id):
+    """Every tool call goes through call_tool and the answer through the return value: a harness bug (a lost
+    step, a wrong prompt, an answer not scored) would cost reward here."""
+    results = _play(gateway, "oracle", env_id, episodes=2)
+    assert [r.error for r in results] == [None, None]
+    assert [r.reward for r in results] == [1.0, 1.0]
+    assert all(r.verification.get("correct") for r in results)
+    assert all(r.agent["kind"] == "function" and r.agent["rollout"]["calls"] == 0 for r in results)
+    assert all(r.transcript[0]["role"] == "user" for r in results)
+
+
+@requires_search
+@pytest.mark.parametrize(("function", "expected"), [
+    ("raises", "AgentError: ValueError: the agent's own bug (oracle_agent.py:"),
+    ("returns_a_dict", "AgentError: the agent returned a dict"),
+    ("bad_request", "AgentError: BadRequestError:"),
+    ("wrong_rollout", "AgentError: NotFoundError:"),
+])
+def test_an_agents_failure_is_its_episodes_error_and_the_run_goes_on(gateway, function, expected):
+    results = _play(gateway, function, "agentgym/SearchQA-v0", episodes=2)
+    assert len(results) == 2
+    assert all(r.error is not None and r.error.startswith(expected) for r in results), [r.error for r in results]
+    assert all(r.reward == 0.0 for r in results)
+
+
+@requires_search
+def test_a_bad_request_says_what_was_wrong(gateway):
+    results = _play(gateway, "bad_request", "agentgym/SearchQA-v0")
+    assert "messages[0].role must be one of" in results[0].error
+    results = _play(gateway, "wrong_rollout", "agentgym/SearchQA-v0")
+    assert "No rollout 'no-such-rollout'" in results[0].error
+
+
+@requires_search
+def test_a_hanging_agent_is_stopped_at_its_limit_and_its_late_call_changes_nothing(gateway):
+    results = _play(gateway, "hangs", "agentgym/SearchQA-v0", timeout_s=1.0)
+    assert results[0].error.startswith("AgentTimeout: the agent ran past its 1 s limit")
+    assert results[0].tool_calls == 0
+
+
+@requires_search
+def test_an_agent_that_never_calls_the_model_is_an_error_unless_allowed(gateway):
+    results = _play(gateway, "oracle", "agentgym/SearchQA-v0", require_model=True)
+    assert results[0].error.startswith("AgentError: the agent never called the model")
+    assert results[0].reward == 0.0
+
+
+@requires_code
+def test_the_openai_loop_records_token_exact_samples_and_resumes(gateway, tmp_path):
+    """The example agent (a plain openai client) on MathTool: each episode's samples hold the ids the model
+    sampled with loss mask 1 and their logprobs; a rerun resumes without playing anything."""
+    built, server = gateway
+    spec = AgentSpec(target=f"{Path(__file__).resolve().parents[2] / 'examples/agents/openai_loop.py'}:agent")
+    policy = AgentPolicy(spec, built, base_url=server.url, timeout_s=300, concurrency=2)
+    policy.close = lambda: None
+    plan = plan_episodes([SuiteEntry("agentgym/MathTool-v0", episodes=2)], seed=0)
+    path = tmp_path / "run.jsonl"
+    results = run_plan(plan, lambda: policy, results_path=path, fingerprint="f1")
+    assert [r.error for r in results] == [None, None]
+    for r in results:
+        assert r.samples, "no samples recorded"
+        for sample in r.samples:
+            n = len(sample["token_ids"])
+            assert len(sample["loss_mask"]) == n == len(sample["logprobs"])
+            assert all((lp is None) == (m == 0) for lp, m in zip(sample["logprobs"], sample["loss_mask"]))
+            assert sum(sample["loss_mask"]) > 0
+        assert r.completion_tokens == r.agent["rollout"]["sampled_tokens"] > 0
+    seen = []
+    again = run_plan(plan, lambda: policy, results_path=path, fingerprint="f1", on_episode=seen.append)
+    assert seen == [] and [r.key for r in again] == [r.key for r in results]
+
+
+@requires_search
+def test_eval_agent_through_the_cli_and_the_agent_command(tmp_path, monkeypatch):
+    """What a user types: --agent with a file, then --agent-cmd with a program; both write results and a
+    summary; an agent file that does not import fails before anything runs, with the line."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "2", "--agent",
+                               f"{HELPERS}:oracle", "--allow-no-model", "--results", "a.jsonl"])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in Path("a.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in rows] == [1.0, 1.0] and rows[0]["policy"] == f"agent:{HELPERS}:oracle"
+    program = tmp_path / "agent.py"
+    program.write_text(textwrap.dedent("""
+        import json, os, sys, urllib.request
+        prompt = sys.stdin.read()
+        body = json.dumps({"model": os.environ["AGENTGYM_MODEL"], "max_tokens": 4,
+                           "messages": [{"role": "user", "content": prompt}]}).encode()
+        request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+                                         {"Content-Type": "application/json"})
+        urllib.request.urlopen(request).read()
+        tools = json.loads(os.environ["AGENTGYM_TOOLS"])
+        assert [t["function"]["name"] for t in tools] == ["search"], tools
+        call = json.dumps({"name": "search", "arguments": {"query": "capital"}}).encode()
+        out = json.loads(urllib.request.urlopen(urllib.request.Request(
+            os.environ["AGENTGYM_TOOLS_URL"] + "/call", call, {"Content-Type": "application/json"})).read())
+        assert out["is_error"] is False and out["ended"] is False
+        print("no idea")
+    """))
+    done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "2", "--agent-cmd",
+                               f"{sys.executable} {program}", "--results", "b.jsonl"])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in Path("b.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in rows] == [None, None]
+    assert all(r["tool_calls"] == 1 and r["agent"]["rollout"]["calls"] == 1 and r["samples"] for r in rows)
+    (tmp_path / "broken.py").write_text("def agent(task):\n    return undefined_name\nimport not_a_module\n")
+    done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "1", "--agent",
+                               f"{tmp_path / 'broken.py'}:agent"])
+    assert isinstance(done.exception, ConfigError)  # main() prints it as one line and exits 2
+    assert "ModuleNotFoundError: No module named 'not_a_module' (broken.py:3)" in str(done.exception)
+    assert not Path("results").exists()  # nothing ran, nothing written

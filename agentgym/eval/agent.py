@@ -36,6 +36,7 @@ from agentgym.core.registry import make
 from agentgym.errors import ConfigError
 from agentgym.eval.episode import EpisodeResult, provenance
 from agentgym.eval.plan import PlannedEpisode
+from agentgym.gateway.chat import call_text
 from agentgym.gateway.session import ToolSession
 from agentgym.policies.base import Policy
 
@@ -304,11 +305,10 @@ def _transcript(session: ToolSession | None, rollout: Any) -> list[dict[str, Any
     events: list[tuple[float, dict[str, Any]]] = []
     for call in rollout.calls if rollout is not None else []:
         if call.choices:
-            message = call.choices[0].output.message(call.choices[0].call_ids)
-            text = message.get("content") or ""
-            calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in message.get("tool_calls", [])]
+            output = call.choices[0].output
+            calls = [call_text({"name": name, "arguments": arguments}) for name, arguments in output.tool_calls]
             events.append((call.started + call.wall_s, {"role": "assistant", "content": "\n".join(
-                [text, *calls]).strip(), "call": call.index}))
+                [output.content or "", *calls]).strip(), "call": call.index}))
     for step in session.steps:
         events.append((step.at, {"role": "tool", "content": step.observation,
                                  "name": step.name}))

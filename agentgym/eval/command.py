@@ -362,8 +362,20 @@ def submit(request: EvalRequest, outcome: EvalOutcome, leaderboard_dir: Path, *,
         protocol_flags={"env_kwargs": dict(request.env_kwargs or {}),
                         "action_format": str((request.env_kwargs or {}).get("action_format", "tags"))},
         planned=outcome.planned, fingerprint=first.fingerprint,
-        name=(request.name or "").strip() or model_name(request.policy, request.model, _key_dtype(first.key)))
+        name=(request.name or "").strip() or _agent_prefix(request) + model_name(request.policy, request.model,
+                                                                                _key_dtype(first.key)))
     return write_submission(submission, leaderboard_dir)
+
+
+def _agent_prefix(request: EvalRequest) -> str:
+    """``"agent openai_loop:agent · "`` for an agent run's row (the agent is what is ranked, with its model)."""
+    spec = request.agent_spec
+    if spec is None:
+        return ""
+    if spec.target is not None:
+        where, _, function = spec.target.rpartition(":")
+        return f"agent {Path(where).stem}:{function} · "
+    return f"agent-cmd {Path((spec.command or '').split()[-1]).name} · "
 
 
 def _key_dtype(key: str) -> str | None:

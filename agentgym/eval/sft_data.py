@@ -31,8 +31,8 @@ from typing import Any
 from agentgym.errors import AgentGymError, ConfigError, DataError
 from agentgym.eval.results import load_results
 
-__all__ = ["Selection", "build_sft_dataset", "chat_rows", "load_tokenizer", "quiet_datasets", "select_episodes",
-           "token_rows", "write_dataset"]
+__all__ = ["Selection", "build_sft_dataset", "chat_rows", "load_tokenizer", "quiet_datasets", "sample_rows",
+           "select_episodes", "token_rows", "write_dataset"]
 
 MANIFEST = "agentgym_sft.json"
 
@@ -293,6 +293,23 @@ def _card(files: Mapping[str, str], manifest: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def sample_rows(records: Sequence[Mapping[str, Any]], tokenizer: str) -> Iterator[dict[str, Any]]:
+    """The ``tokens`` rows of agent episodes: each recorded sample (a leaf of the rollout) as the gateway's model
+    sampled it, its loss mask 1 exactly on sampled ids. Nothing is re-tokenized, so ``tokenizer`` must be the
+    model the gateway served."""
+    for record in records:
+        if record.get("model") != tokenizer:
+            raise DataError(f"{record['env_id']} episode {record.get('episode')} was played through a gateway serving "
+                            f"{record.get('model')!r}: its tokens are that model's. Pass --tokenizer "
+                            f"{record.get('model')} (or --tokenizer none for the chat config only).")
+        for sample in record["samples"]:
+            mask = [int(m) for m in sample["loss_mask"]]
+            ids = [int(i) for i in sample["token_ids"]]
+            yield {"input_ids": ids, "loss_mask": mask, "labels": [i if m else -100 for i, m in zip(ids, mask)],
+                   "env_id": record["env_id"], "task_id": str(record.get("task_id") or ""),
+                   "reward": float(record.get("reward") or 0.0)}
+
+
 def load_tokenizer(model: str) -> Any:
     """The tokenizer of ``model`` (the names ``agentgym train --model`` takes), from local files only."""
     from transformers import AutoTokenizer
@@ -324,8 +341,11 @@ def build_sft_dataset(paths: Sequence[str | Path], out: str | Path, *, keep_all:
     if tokenizer is not None:
         from agentgym.lm.replay import Replay
 
+        # an agent's episodes (eval --agent) carry the ids the gateway's model sampled: taken as they are
+        recorded = [r for r in selection.kept if r.get("samples")]
         replay = Replay(load_tokenizer(tokenizer), style=observation_style)  # type: ignore[arg-type]
-        tokens = list(token_rows(rows, replay))
+        tokens = [*token_rows([row for row, r in zip(rows, selection.kept) if not r.get("samples")], replay),
+                  *sample_rows(recorded, tokenizer)]
         token_info = {"tokenizer": tokenizer, "observation_style": observation_style,
                       "model_tokens": sum(sum(t["loss_mask"]) for t in tokens),
                       "tokens": sum(len(t["input_ids"]) for t in tokens)}

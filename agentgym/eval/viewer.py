@@ -61,12 +61,22 @@ def _token_runs(record: Mapping[str, Any]) -> list[list[Any]] | None:
     """``[[text, trained], ...]``, consecutive tokens of one mask merged; None without token-level data."""
     mask = record.get("mask")
     tokens = record.get("tokens") if isinstance(record.get("tokens"), list) else record.get("completion_ids")
+    samples = record.get("samples")
+    if mask is None and isinstance(samples, list) and samples and isinstance(samples[-1], Mapping):
+        # an agent's episode: its last leaf, ids with the loss mask the gateway recorded
+        mask, tokens = samples[-1].get("loss_mask"), samples[-1].get("token_ids")
+        if not isinstance(mask, list) or not isinstance(tokens, list) or len(mask) != len(tokens) or not tokens:
+            return None
+        return _runs([f"{t} " for t in tokens], mask)
     if not isinstance(mask, list) or not isinstance(tokens, list) or len(mask) != len(tokens) or not tokens:
         return None
     by_ids = tokens is record.get("completion_ids")
+    return _runs([f"{token} " if by_ids else str(token) for token in tokens], mask)
+
+
+def _runs(texts: list[str], mask: list[Any]) -> list[list[Any]]:
     runs: list[list[Any]] = []
-    for token, bit in zip(tokens, mask):
-        text = f"{token} " if by_ids else str(token)
+    for text, bit in zip(texts, mask):
         if runs and runs[-1][1] == bool(bit):
             runs[-1][0] += text
         else:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GatewayError", "Output", "normalize_messages", "normalize_tools", "parse_output", "render",
+__all__ = ["GatewayError", "Output", "call_text", "normalize_messages", "normalize_tools", "parse_output", "render",
            "same_assistant", "sentinel_suffix"]
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -123,7 +123,8 @@ def _tool_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
             "When you are done, reply with your final answer and no tool call.")
 
 
-def _call_text(call: Mapping[str, Any]) -> str:
+def call_text(call: Mapping[str, Any]) -> str:
+    """A tool call as the model writes it (Hermes): ``<tool_call>{"name", "arguments"}</tool_call>``."""
     payload = json.dumps({"name": call["name"], "arguments": call["arguments"]}, ensure_ascii=False)
     return f"<tool_call>\n{payload}\n</tool_call>"
 
@@ -164,7 +165,7 @@ def _for_template(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping
     for m in messages:
         content = m.get("content") or ""
         if m["role"] == "assistant" and m.get("tool_calls") and not template.tools:
-            content = "\n".join([content, *(_call_text(c) for c in m["tool_calls"])]).strip()
+            content = "\n".join([content, *(call_text(c) for c in m["tool_calls"])]).strip()
         elif m["role"] == "assistant" and m.get("tool_calls"):
             calls = [{"type": "function", "id": c["id"], "function": {"name": c["name"], "arguments": c["arguments"]}}
                      for c in m["tool_calls"]]

@@ -154,6 +154,22 @@ def test_eval_agent_through_the_cli_and_the_agent_command(tmp_path, monkeypatch)
     rows = [json.loads(line) for line in Path("b.jsonl").read_text().splitlines()]
     assert [r["error"] for r in rows] == [None, None]
     assert all(r["tool_calls"] == 1 and r["agent"]["rollout"]["calls"] == 1 and r["samples"] for r in rows)
+    # the agent run's records work where any run's do: the viewer, the SFT dataset (its recorded ids), the board
+    done = runner.invoke(app, ["view", "b.jsonl", "--out", "v.html"])
+    assert done.exit_code == 0 and "2 episodes" in done.output
+    done = runner.invoke(app, ["data", "sft", "b.jsonl", "--out", "ds", "--all"])
+    assert done.exit_code == 0, done.output
+    import datasets
+
+    tokens = datasets.load_dataset("ds", "tokens", split="train")
+    assert sorted(map(list, tokens["input_ids"])) == sorted(s["token_ids"] for r in rows for s in r["samples"])
+    assert sorted(map(list, tokens["loss_mask"])) == sorted(s["loss_mask"] for r in rows for s in r["samples"])
+    done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "2", "--agent-cmd",
+                               f"{sys.executable} {program}", "--results", "b.jsonl", "--submit",
+                               "--leaderboard-dir", "lb"])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, ["leaderboard", "build", "--dir", "lb"])
+    assert done.exit_code == 0 and "agent-cmd" in Path("lb/README.md").read_text()
     (tmp_path / "broken.py").write_text("def agent(task):\n    return undefined_name\nimport not_a_module\n")
     done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "1", "--agent",
                                f"{tmp_path / 'broken.py'}:agent"])

@@ -251,7 +251,11 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
 def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, identity: str | None,
              stale: int) -> None:
     """One line each: a model changed under the results' name (so nothing resumes), samples that will coincide."""
-    if stale:
+    if stale and request.agent_spec is not None:
+        console.print(f"[yellow]{path}: {stale} stored episodes were played by another version of the agent "
+                      f"{request.agent_spec.label.split(':', 1)[1]} or another model (fingerprint now {identity}); "
+                      "starting fresh.[/yellow]", highlight=False, soft_wrap=True)
+    elif stale:
         console.print(f"[yellow]{path}: {stale} stored episodes are of another model under the name {name}, or "
                       f"predate fingerprints (fingerprint now {identity}); starting fresh.[/yellow]",
                       highlight=False, soft_wrap=True)

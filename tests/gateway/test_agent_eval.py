@@ -126,11 +126,20 @@ def test_eval_agent_through_the_cli_and_the_agent_command(tmp_path, monkeypatch)
     summary; an agent file that does not import fails before anything runs, with the line."""
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    done = runner.invoke(app, ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "2", "--agent",
-                               f"{HELPERS}:oracle", "--allow-no-model", "--results", "a.jsonl"])
+    agent = tmp_path / "my_agent.py"
+    agent.write_text(HELPERS.read_text())
+    command = ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "2", "--agent", f"{agent}:oracle",
+               "--allow-no-model", "--results", "a.jsonl"]
+    done = runner.invoke(app, command)
     assert done.exit_code == 0, done.output
     rows = [json.loads(line) for line in Path("a.jsonl").read_text().splitlines()]
-    assert [r["reward"] for r in rows] == [1.0, 1.0] and rows[0]["policy"] == f"agent:{HELPERS}:oracle"
+    assert [r["reward"] for r in rows] == [1.0, 1.0] and rows[0]["policy"] == f"agent:{agent}:oracle"
+    done = runner.invoke(app, command)  # the same agent: everything is stored, nothing is played
+    assert done.exit_code == 0 and len(Path("a.jsonl").read_text().splitlines()) == 2
+    agent.write_text(HELPERS.read_text() + "\n# a changed agent is another agent\n")
+    done = runner.invoke(app, command)
+    assert done.exit_code == 0 and "played by another version of the agent" in " ".join(done.output.split())
+    assert len(Path("a.jsonl").read_text().splitlines()) == 4
     program = tmp_path / "agent.py"
     program.write_text(textwrap.dedent("""
         import json, os, sys, urllib.request

@@ -198,6 +198,12 @@ def _buckets(lengths: list[int], *, slack: float = 0.25, tokens: int = 32) -> li
     return [sorted(bucket) for bucket in buckets]
 
 
+def _extends(context: list[int], seq: list[int]) -> bool:
+    """Whether ``context`` is ``seq`` and more. Rows of a batch share a long prompt, so the tail is compared first."""
+    n = len(seq)
+    return n < len(context) and context[max(0, n - 16):n] == seq[-16:] and context[:n] == seq
+
+
 def _merge(groups: list[tuple[list[int], _KV]], n: int) -> _KV:
     """One cache of ``n`` rows from groups of (original rows, cache), each padded on the right to the widest."""
     import torch
@@ -231,13 +237,15 @@ class TransformersGenerator:
     glue), its earlier tokens staying in the key/value cache. Rows are aligned by
     padding inside each new block; the attention mask hides padding and the tokens
     a row generated after its turn ended, and positions count only a row's own
-    tokens, so each row is computed exactly as if it were alone. A call whose
-    contexts do not extend the previous call's rows (a new batch) starts afresh.
+    tokens, so each row is computed exactly as if it were alone. A context that
+    extends a row of the previous call keeps that row's cache, whatever its place
+    in the batch; the others (new rollouts) start afresh, sharing their common
+    prefix, and both groups decode as one batch.
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
                  top_k: int = 0, on_token: Callable[[int, int], None] | None = None,
-                 prefill_tokens: int = 8192) -> None:
+                 prefill_tokens: int = 8192, logprobs: bool = False) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.temperature = temperature
@@ -248,6 +256,11 @@ class TransformersGenerator:
         #: tokens (all rows together) fed per forward pass while reading prompts and observations: bounds the
         #: attention's memory, which grows with rows x chunk x cached length
         self.prefill_tokens = prefill_tokens
+        #: report each generated id's log-probability under the distribution it was drawn from (``Turn.logprobs``)
+        self.logprobs = logprobs
+        #: counts since construction: rows that kept the previous call's cache, rows started afresh, and tokens
+        #: read before decoding (not served from the cache; a shared prefix counts once)
+        self.stats = {"reused_rows": 0, "fresh_rows": 0, "prefill_tokens": 0}
         self._kv: _KV | None = None
         # transformers 5.x names the forward's cache argument ``cache`` (``past_key_values`` is deprecated)
         forward = inspect.signature(model.forward).parameters
@@ -272,6 +285,56 @@ class TransformersGenerator:
             j += 1
         return rows
 
+    def _assign(self, contexts: Sequence[Sequence[int]]) -> list[int | None]:
+        """For each context, a row of the previous call it extends (the longest one no earlier context took), or None.
+
+        The rows of concurrent rollouts come back in any order, a few ending and a few joining each call."""
+        if self._kv is None:
+            return [None] * len(contexts)
+        seqs = self._kv.seqs
+        longest_first = sorted(range(len(seqs)), key=lambda r: -len(seqs[r]))
+        rows: list[int | None] = []
+        used: set[int] = set()
+        for context in map(list, contexts):
+            row = next((r for r in longest_first if r not in used and _extends(context, seqs[r])), None)
+            rows.append(row)
+            if row is not None:
+                used.add(row)
+        return rows
+
+    def _prefill(self, contexts: Sequence[Sequence[int]]) -> tuple[_KV, Any]:
+        """The batch's cache after reading ``contexts``, and each row's next-token logits.
+
+        Rows that extend the previous call's rows read only their new tokens; the others start afresh (their common
+        prefix read once); the two groups are read apart and merged for decoding."""
+        import torch
+
+        rows = self._match(contexts) or self._assign(contexts)
+        previous, self._kv = self._kv, None  # a failure below leaves no half-updated cache behind
+        taken = [r for r in rows if r is not None]
+        reused = [k for k, r in enumerate(rows) if r is not None]
+        fresh = [k for k, r in enumerate(rows) if r is None]
+        if previous is None or (fresh and _layers(previous.cache) is None):
+            taken, reused, fresh = [], [], list(range(len(contexts)))  # this cache cannot be merged: all afresh
+        self.stats["reused_rows"] += len(reused)
+        self.stats["fresh_rows"] += len(fresh)
+        groups, outs = [], []
+        if previous is not None and reused:
+            # every row back, in order (the fast path's common case): the cache serves as it is, nothing selected
+            kv = previous if taken == list(range(len(previous.seqs))) else _take(previous, taken, copy=False)
+            _compact(kv)
+            block = [list(contexts[k][len(seq):]) for k, seq in zip(reused, kv.seqs)]
+            outs.append(self._forward(kv, block, logits=True))
+            groups.append((reused, kv))
+        if fresh:
+            kv, block = self._start([contexts[k] for k in fresh])
+            outs.append(self._forward(kv, block, logits=True))
+            groups.append((fresh, kv))
+        if len(groups) == 1:
+            return groups[0][1], outs[0]
+        back = sorted(range(len(contexts)), key=(reused + fresh).__getitem__)
+        return _merge(groups, len(contexts)), torch.cat(outs)[torch.tensor(back, device=outs[0].device)]
+
     def _forward(self, kv: _KV, block: list[list[int]], *, logits: bool) -> Any:
         """Feed ``block[i]`` to row ``i``; the last position's logits.
 
@@ -280,6 +343,7 @@ class TransformersGenerator:
         """
         import torch
 
+        self.stats["prefill_tokens"] += sum(len(b) for b in block)
         buckets = _buckets([len(b) for b in block])
         if len(buckets) == 1 or _layers(kv.cache) is None:
             return self._forward_padded(kv, block, logits=logits)
@@ -332,11 +396,15 @@ class TransformersGenerator:
         kv.seqs = [list(first[:shared]) for _ in contexts]
         return kv, [list(c[shared:]) for c in contexts]
 
-    def _pick(self, logits: Any, generator: Any) -> Any:
+    def _pick(self, logits: Any, generator: Any) -> tuple[Any, Any]:
+        """Each row's next id, and (with ``logprobs``) its log-probability under the distribution it came from."""
         import torch
 
         if self.temperature <= 0:
-            return logits.argmax(dim=-1)
+            picked = logits.argmax(dim=-1)
+            if not self.logprobs:
+                return picked, None
+            return picked, torch.log_softmax(logits, dim=-1).gather(-1, picked[:, None])[:, 0]
         logits = logits / self.temperature
         if self.top_k > 0:
             kth = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1).values[:, -1:]
@@ -348,7 +416,11 @@ class TransformersGenerator:
             drop = sorted_probs.cumsum(dim=-1) - sorted_probs > self.top_p
             sorted_probs = sorted_probs.masked_fill(drop, 0.0)
             probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        picked = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        if not self.logprobs:
+            return picked, None
+        # top_p left the kept mass unnormalised (multinomial does not mind): the sampler's probability is p / sum
+        return picked, probs.gather(-1, picked[:, None])[:, 0].log() - probs.sum(dim=-1).log()
 
     def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
                  seed: int) -> list[Turn]:
@@ -359,19 +431,7 @@ class TransformersGenerator:
         self.model.eval()
         try:
             with torch.no_grad():
-                rows = self._match(contexts)
-                if rows is None:
-                    kv, block = self._start(contexts)
-                else:
-                    kv = self._kv  # type: ignore[assignment]
-                    if rows != list(range(len(kv.seqs))):
-                        index = torch.tensor(rows, device=kv.mask.device)
-                        kv.cache.batch_select_indices(index)
-                        kv.mask, kv.seqs = kv.mask[index], [kv.seqs[r] for r in rows]
-                    _compact(kv)
-                    block = [list(c[len(s):]) for c, s in zip(contexts, kv.seqs)]
-                self._kv = None  # a failure below leaves no half-updated cache behind
-                logits = self._forward(kv, block, logits=True)
+                kv, logits = self._prefill(contexts)
                 generator = torch.Generator(device=logits.device).manual_seed(seed)
                 turns = self._decode(kv, logits, stops, max_new_tokens, generator, eos)
                 self._kv = kv
@@ -385,14 +445,19 @@ class TransformersGenerator:
         so a few long answers do not make every finished row pay for each step, and come back at the end."""
         n = len(kv.seqs)
         generated: list[list[int]] = [[] for _ in range(n)]
+        logprobs: list[list[float]] = [[] for _ in range(n)]
         ended, stopped, live = [False] * n, [False] * n, [True] * n
         active, parked = list(range(n)), []  # the original row of each batch row; the rows set aside
         for step in range(max_new_tokens):
-            picked = self._pick(logits, generator).tolist()
+            ids, sampler_logprobs = self._pick(logits, generator)
+            picked = ids.tolist()
+            picked_logprobs = sampler_logprobs.tolist() if sampler_logprobs is not None else None
             for j, i in enumerate(active):
                 if not live[i]:
                     continue
                 generated[i].append(picked[j])
+                if picked_logprobs is not None:
+                    logprobs[i].append(picked_logprobs[j])
                 if eos is not None and picked[j] == eos:
                     ended[i], live[i] = True, False
                 elif stops[i] and any(s in self.tokenizer.decode(generated[i][-24:]) for s in stops[i]):
@@ -414,7 +479,8 @@ class TransformersGenerator:
             logits = self._step(kv, feed, fed)
         if parked:
             kv.replace(_merge([*parked, (active, kv)], n))
-        return [Turn(ids=generated[i], ended=ended[i], stopped=stopped[i]) for i in range(n)]
+        return [Turn(ids=generated[i], ended=ended[i], stopped=stopped[i],
+                     logprobs=logprobs[i] if self.logprobs else None) for i in range(n)]
 
     def _step(self, kv: _KV, feed: list[list[int]], valid: list[bool]) -> Any:
         import torch

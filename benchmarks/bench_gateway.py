@@ -81,16 +81,25 @@ def _agent_run(gateway, server, target: str, plan, concurrency: int):
     return run_plan(plan, lambda: policy)
 
 
+#: each framework's limits in the fidelity runs: a few turns of at most 64 tokens (what is measured is whether
+#: recorded ids are the sampled ones, whatever the text)
+LIMITS = {"openai_loop": {"max_turns": 4, "max_tokens": 64}, "openai_agents_mcp": {"max_turns": 4, "max_tokens": 64},
+          "smolagents_agent": {"max_steps": 3, "max_tokens": 64}}
+
+
 def fidelity(frameworks: list[str], rollouts: int, env_id: str) -> dict:
+    import tempfile
+
     gateway, server = _gateway(logging=True)
     log = gateway.engine.generator.log
     out = {}
+    tmp = tempfile.TemporaryDirectory()
     try:
         for name in frameworks:
             before = set(gateway.rollouts)
             start = time.perf_counter()
-            results = _agent_run(gateway, server, f"{EXAMPLES / name}.py:agent", _plan(env_id, rollouts),
-                                 concurrency=min(rollouts, 16))
+            results = _agent_run(gateway, server, _bounded(Path(tmp.name), name, **LIMITS.get(name, {})),
+                                 _plan(env_id, rollouts), concurrency=min(rollouts, 16))
             wall = time.perf_counter() - start
             matched = total = calls = extended = branches = 0
             for rid in set(gateway.rollouts) - before:
@@ -122,16 +131,16 @@ def fidelity(frameworks: list[str], rollouts: int, env_id: str) -> dict:
     finally:
         server.stop()
         gateway.close()
+        tmp.cleanup()
     return out
 
 
-def _plain_agent_file(tmp: Path, max_turns: int) -> str:
-    """The plain openai-client agent with the built-in loop's per-turn token limit and the env's turn limit."""
-    source = (EXAMPLES / "openai_loop.py").read_text()
-    source = source.replace("max_tokens=256", f"max_tokens={TURN_TOKENS}").replace(
-        "def agent(task, max_turns=8)", f"def agent(task, max_turns={max_turns})")
-    path = tmp / "bench_openai_loop.py"
-    path.write_text(source)
+def _bounded(tmp: Path, name: str, **limits) -> str:
+    """``examples/agents/<name>.py``'s agent called with ``limits`` (its turn and token limits), as a target."""
+    path = tmp / f"bounded_{name}.py"
+    path.write_text("from agentgym.eval.agent import load_agent\n"
+                    f"_agent = load_agent({str(EXAMPLES / name) + '.py:agent'!r})\n"
+                    f"def agent(task):\n    return _agent(task, **{limits!r})\n")
     return f"{path}:agent"
 
 
@@ -156,7 +165,7 @@ def throughput(agents: int, env_id: str) -> dict:
     gateway, server = _gateway(logging=False)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            target = _plain_agent_file(Path(tmp), max_turns)
+            target = _bounded(Path(tmp), "openai_loop", max_turns=max_turns, max_tokens=TURN_TOKENS)
             start = time.perf_counter()
             through = _agent_run(gateway, server, target, plan, concurrency=agents)
             gateway_s = time.perf_counter() - start
@@ -164,7 +173,11 @@ def throughput(agents: int, env_id: str) -> dict:
     finally:
         server.stop()
         gateway.close()
+    tokens = sum(r.completion_tokens for r in built_in), sum(r.completion_tokens for r in through)
     row = {"episodes": agents, "built_in_eps_per_s": agents / built_in_s, "gateway_eps_per_s": agents / gateway_s,
+           "built_in_tokens_per_s": tokens[0] / built_in_s, "gateway_tokens_per_s": tokens[1] / gateway_s,
+           "built_in_model_turns": sum(len([m for m in r.transcript if m["role"] == "assistant"]) for r in built_in),
+           "gateway_model_calls": sum(r.agent["rollout"]["calls"] for r in through),
            "ratio": built_in_s / gateway_s, "built_in_s": round(built_in_s, 1), "gateway_s": round(gateway_s, 1),
            "gateway_batches": stats["batches"], "gateway_rows": stats["rows"],
            "errors": sum(r.error is not None for r in through) + sum(r.error is not None for r in built_in),

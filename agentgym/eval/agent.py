@@ -152,6 +152,8 @@ class AgentPolicy(Policy):
         self.gateway = gateway
         self.server = server
         self.base_url = base_url or (server.url if server is not None else "")
+        #: whether the gateway serves each rollout's tools over MCP (the mcp extra); else the task's mcp_url is None
+        self.has_mcp = server.has_mcp if server is not None else True
         self.timeout_s = timeout_s
         self.require_model = require_model
         self.concurrency = concurrency
@@ -248,7 +250,8 @@ def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn
                                          metadata={"env_id": planned.env_id, "episode": planned.episode})
         task = AgentTask(prompt=session.prompt, base_url=f"{base_url}/rollouts/{rollout_id}/v1",
                          model=gateway.model_name, tools=session.openai_tools(), call_tool=session.call_tool,
-                         mcp_url=f"{base_url}/rollouts/{rollout_id}/mcp", env_id=planned.env_id,
+                         mcp_url=f"{base_url}/rollouts/{rollout_id}/mcp" if policy.has_mcp else None,
+                         env_id=planned.env_id,
                          task_id=str(info.get("task_id", "")), split=planned.split, seed=planned.seed,
                          rollout_id=rollout_id, env_kwargs=dict(planned.env_kwargs))
         if fn is not None:

@@ -72,6 +72,8 @@ class GatewayServer:
         self.port = port
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        #: whether each rollout's env session is also served over MCP (needs the mcp extra)
+        self.has_mcp = False
 
     @property
     def url(self) -> str:
@@ -87,6 +89,7 @@ class GatewayServer:
             mcp = RolloutMcp(lambda rid: self.gateway.sessions.get(rid), host=self.host)
         except ImportError:  # the mcp extra is not installed: no per-rollout MCP endpoint
             mcp = None
+        self.has_mcp = mcp is not None
         return create_app(self.gateway, mcp=mcp)
 
     def start(self, timeout_s: float = 30.0) -> GatewayServer:

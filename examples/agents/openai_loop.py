@@ -5,12 +5,12 @@ import json
 from openai import OpenAI
 
 
-def agent(task, max_turns=8):
+def agent(task, max_turns=8, max_tokens=256):
     client = OpenAI(base_url=task.base_url, api_key=task.api_key)
     messages = [{"role": "user", "content": task.prompt}]
     for _ in range(max_turns):
         reply = client.chat.completions.create(model=task.model, messages=messages, tools=task.tools or None,
-                                               max_tokens=256, temperature=0)
+                                               max_tokens=max_tokens, temperature=0)
         message = reply.choices[0].message
         messages.append(message.model_dump(exclude_none=True))
         if not message.tool_calls:

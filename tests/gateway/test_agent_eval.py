@@ -25,17 +25,6 @@ BUILT_IN = ["agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/PyCode-v0"
             "agentgym/WebShopBrowser-v0", "agentgym/SWEBench-v0", "agentgym/ALFWorld-v0"]
 
 
-@pytest.fixture(scope="module")
-def gateway():
-    from agentgym.gateway.server import GatewayServer, load_gateway
-
-    built = load_gateway("smollm2", dtype="float32")
-    server = GatewayServer(built).start()
-    yield built, server
-    server.stop()
-    built.close()
-
-
 def _play(gateway, function: str, env_id: str, *, episodes: int = 1, timeout_s: float = 120.0,
           require_model: bool = False, results=None, env_kwargs=None):
     built, server = gateway

@@ -2,8 +2,8 @@
 when the agent sends its history back, a branch when it edits it), batching across rollouts, errors in OpenAI's
 shape, and the upstream pass-through.
 
-A scripted generator (the model's double, as ``helpers.oracle`` is for the adapters) writes chosen text where a test
-needs a given model turn (a tool call); everything else runs the real default model."""
+The ``scripted`` gateway (conftest) writes chosen text where a test needs a given model turn (a tool call);
+everything else runs the real default model."""
 
 from __future__ import annotations
 
@@ -14,10 +14,7 @@ import httpx
 import pytest
 from helpers.gates import requires_server, requires_smollm2
 
-from agentgym.gateway.engine import Engine
 from agentgym.gateway.server import GatewayServer, load_gateway
-from agentgym.gateway.service import Gateway
-from agentgym.lm.generation import Turn
 
 pytestmark = [requires_server]
 openai = pytest.importorskip("openai")
@@ -25,46 +22,6 @@ openai = pytest.importorskip("openai")
 TOOLS = [{"type": "function", "function": {"name": "python", "description": "Run Python code.",
                                            "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
                                                           "required": ["code"]}}}]
-
-
-class ScriptedGenerator:
-    """Writes the next of ``texts`` for every row (ending its turn); keeps the contexts it was given."""
-
-    def __init__(self, tokenizer, texts):
-        self.tokenizer, self.texts, self.contexts = tokenizer, list(texts), []
-        self.temperature, self.top_p = 1.0, 1.0
-
-    def generate(self, contexts, *, stops, max_new_tokens, seed):
-        turns = []
-        for context, row_stops in zip(contexts, stops):
-            self.contexts.append(list(context))
-            ids = list(self.tokenizer(self.texts.pop(0), add_special_tokens=False)["input_ids"])
-            cut = next((k for k in range(1, len(ids) + 1)
-                        if any(s in self.tokenizer.decode(ids[:k]) for s in row_stops)), None)
-            if cut is not None:  # as the real generator does: the stop string's tokens are kept
-                ids = ids[:cut]
-            else:
-                ids.append(self.tokenizer.eos_token_id)
-            turns.append(Turn(ids=ids, ended=cut is None, stopped=cut is not None, logprobs=[-0.25] * len(ids)))
-        return turns
-
-
-@pytest.fixture
-def scripted(smollm2_tokenizer):
-    """A gateway whose model writes the given texts, served on a free port; ``(gateway, generator, url)``."""
-    served = []
-
-    def serve(*texts):
-        generator = ScriptedGenerator(smollm2_tokenizer, texts)
-        gateway = Gateway(model_name="scripted", engine=Engine(generator, gather_s=0.001))
-        server = GatewayServer(gateway).start()
-        served.append((gateway, server))
-        return gateway, generator, server.url
-
-    yield serve
-    for gateway, server in served:
-        server.stop()
-        gateway.close()
 
 
 def _client(url, rollout=None):

@@ -235,8 +235,10 @@ def _run_command(command: str, task: AgentTask, tools_url: str, timeout_s: float
 def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn: Callable[[AgentTask], Any] | None,
                        gateway: Any, base_url: str, policy: AgentPolicy, remote: str | None = None,
                        timeout_s: float = 600.0, require_model: bool = True,
-                       envs: dict[str, Any] | None = None) -> EpisodeResult:
-    """One episode with the agent: reset the env, open a rollout with its tool session, run the agent, score."""
+                       envs: dict[str, Any] | None = None, warm: threading.Event | None = None) -> EpisodeResult:
+    """One episode with the agent: reset the env, open a rollout with its tool session, run the agent, score.
+
+    ``warm`` is set once the agent's first model request reached the gateway (or the episode ended)."""
     start = time.perf_counter()
     rollout_id = f"ep{planned.episode}-s{planned.sample}-{os.urandom(4).hex()}"
     session = rollout = None
@@ -248,6 +250,9 @@ def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn
         session = ToolSession(env, observation, info)
         rollout = gateway.create_rollout(rollout_id, session=session,
                                          metadata={"env_id": planned.env_id, "episode": planned.episode})
+        if warm is not None and not warm.is_set():
+            first = rollout
+            threading.Thread(target=lambda: (first.requested.wait(timeout_s), warm.set()), daemon=True).start()
         task = AgentTask(prompt=session.prompt, base_url=f"{base_url}/rollouts/{rollout_id}/v1",
                          model=gateway.model_name, tools=session.openai_tools(), call_tool=session.call_tool,
                          mcp_url=f"{base_url}/rollouts/{rollout_id}/mcp" if policy.has_mcp else None,
@@ -276,6 +281,8 @@ def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn
     finally:
         if rollout is not None and not rollout.closed:
             gateway.close_rollout(rollout_id)
+        if warm is not None:
+            warm.set()
     if error is not None:
         log.warning("%s episode %d: %s", planned.env_id, planned.episode, error)
     return _result(planned, key, policy, session, rollout, error, wall_s=time.perf_counter() - start,
@@ -354,10 +361,16 @@ def run_agent_plan(todo: Sequence[tuple[PlannedEpisode, str]], *, spec: AgentSpe
     for item in todo:
         pending.put(item)
     failures: list[BaseException] = []
+    # The first episode's agent runs alone until its first model request: what a framework imports lazily on first
+    # use (clients, transports) is imported once, not by many threads at once (a half-imported module raised
+    # AttributeError in the OpenAI Agents SDK's HTTP client with 16 agents started together).
+    warm = threading.Event()
 
-    def work() -> None:
+    def work(first: bool) -> None:
         envs: dict[str, Any] = {}
         try:
+            if not first:
+                warm.wait()
             while not failures and not (stop is not None and stop.is_set()):
                 try:
                     planned, key = pending.get_nowait()
@@ -365,13 +378,16 @@ def run_agent_plan(todo: Sequence[tuple[PlannedEpisode, str]], *, spec: AgentSpe
                     return
                 on_result(play_agent_episode(planned, key, spec=spec, fn=fn, gateway=gateway, base_url=base_url,
                                              policy=policy, remote=remote, timeout_s=timeout_s,
-                                             require_model=require_model, envs=envs))
+                                             require_model=require_model, envs=envs,
+                                             warm=warm if first else None))
         except BaseException as e:  # noqa: BLE001 - outside any episode (the results file): stop the run
             failures.append(e)
         finally:
+            if first:
+                warm.set()  # whatever happened: the other workers must not wait forever
             _drop_envs(envs)
 
-    threads = [threading.Thread(target=work, name=f"agentgym-agent-worker-{i}", daemon=True)
+    threads = [threading.Thread(target=work, args=(i == 0,), name=f"agentgym-agent-worker-{i}", daemon=True)
                for i in range(max(1, min(concurrency, len(todo))))]
     for thread in threads:
         thread.start()

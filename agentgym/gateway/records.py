@@ -79,6 +79,8 @@ class Rollout:
         self.calls: list[Call] = []
         self.created = time.time()
         self.closed = False
+        #: set by the first chat request on the rollout (before the model runs)
+        self.requested = threading.Event()
         self._lock = threading.Lock()
 
     def parent_of(self, messages: Sequence[Mapping[str, Any]],

@@ -147,6 +147,8 @@ class Gateway:
         if rollout is not None and rollout.closed:
             raise GatewayError(404, f"Rollout {rollout_id!r} is closed: its episode is over.", param="rollout",
                                code="rollout_closed", kind="not_found_error")
+        if rollout is not None:
+            rollout.requested.set()
         model = body.get("model")
         if model is not None and model != self.model_name:
             raise GatewayError(404, f"The model {model!r} is not served here; this gateway serves "

@@ -26,11 +26,11 @@ BUILT_IN = ["agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/PyCode-v0"
 
 
 def _play(gateway, function: str, env_id: str, *, episodes: int = 1, timeout_s: float = 120.0,
-          require_model: bool = False, results=None, env_kwargs=None):
+          require_model: bool = False, results=None, env_kwargs=None, concurrency: int = 2):
     built, server = gateway
     spec = AgentSpec(target=f"{HELPERS}:{function}")
     policy = AgentPolicy(spec, built, base_url=server.url, timeout_s=timeout_s, require_model=require_model,
-                         concurrency=2)
+                         concurrency=concurrency)
     policy.close = lambda: None  # the module's gateway outlives each run
     plan = plan_episodes([SuiteEntry(env_id, episodes=episodes, env_kwargs=env_kwargs or {})], seed=0)
     return run_plan(plan, lambda: policy, results_path=results)
@@ -82,6 +82,18 @@ def test_an_agent_that_never_calls_the_model_is_an_error_unless_allowed(gateway)
     results = _play(gateway, "oracle", "agentgym/SearchQA-v0", require_model=True)
     assert results[0].error.startswith("AgentError: the agent never called the model")
     assert results[0].reward == 0.0
+
+
+@requires_search
+def test_the_first_agent_starts_alone_until_its_first_model_request(gateway, tmp_path, monkeypatch):
+    """What a framework imports on first use is imported by one thread: the other episodes start once the first
+    agent's first request reached the gateway (16 agents importing an HTTP client at once raised AttributeError)."""
+    events = tmp_path / "events"
+    monkeypatch.setenv("AGENTGYM_TEST_EVENTS", str(events))
+    results = _play(gateway, "slow_start", "agentgym/SearchQA-v0", episodes=4, concurrency=4)
+    assert [r.error for r in results] == [None] * 4
+    starts = sorted(float(line) for line in events.read_text().split())
+    assert len(starts) == 4 and starts[1] - starts[0] >= 0.5, starts
 
 
 @requires_code

@@ -55,3 +55,17 @@ def wrong_rollout(task):
     OpenAI(base_url=base, api_key=task.api_key).chat.completions.create(
         model=task.model, messages=[{"role": "user", "content": "hi"}], max_tokens=2)
     return "unreachable"
+
+
+def slow_start(task):
+    """Logs when it started, then takes 0.5 s (a framework importing its client) before its first model call."""
+    import os
+
+    from openai import OpenAI
+
+    with open(os.environ["AGENTGYM_TEST_EVENTS"], "a") as log:
+        log.write(f"{time.monotonic()}\n")
+    time.sleep(0.5)
+    OpenAI(base_url=task.base_url, api_key=task.api_key).chat.completions.create(
+        model=task.model, messages=[{"role": "user", "content": "hi"}], max_tokens=1)
+    return "done"

@@ -220,3 +220,29 @@ def test_an_upstream_is_passed_through_and_recorded_as_text_only(smollm2_gateway
     finally:
         server.stop()
         front.close()
+
+
+@requires_smollm2
+def test_agentgym_gateway_serves_until_ctrl_c():
+    """The command a user types: it prints where it serves, answers, and stops cleanly on Ctrl-C."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "gateway", "--port", "0", "--threads", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        line = process.stdout.readline()
+        url = re.search(r"at (http://\S+)/v1", line).group(1)
+        rollout = httpx.post(f"{url}/rollouts", json={"id": "cli"}).json()
+        reply = _client(url, "cli").chat.completions.create(model="smollm2", max_tokens=2,
+                                                            messages=[{"role": "user", "content": "hi"}])
+        assert rollout["base_url"].endswith("/rollouts/cli/v1") and reply.usage.completion_tokens <= 2
+        record = httpx.get(f"{url}/rollouts/cli").json()
+        assert record["summary"]["calls"] == 1 and len(record["samples"]) == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0

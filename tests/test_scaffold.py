@@ -241,3 +241,30 @@ def test_more_episodes_than_tasks_plays_each_task_once_and_the_intervals_count_t
     assert record["envs"]["byo/FewCapitals-v0"]["tasks"] == 2
     assert agentgym_cli("leaderboard", "build", "--dir", str(board)).returncode == 0
     assert "8 (2 tasks)" in (board / "README.md").read_text()
+
+
+def test_a_changed_env_never_reuses_stored_episodes_and_says_so(tmp_path):
+    """The user edited the verifier of their env and reran the same command: the old scores were reused (and
+    adding episodes mixed old and new verifiers in one mean). Now the env's code, tasks and kwargs are part of each
+    episode's key: the rerun plays afresh, says so, and its scores are the new verifier's."""
+    path = write_capitals(tmp_path, "capitals", "byo/EditedCapitals-v0")
+    path.write_text(path.read_text().replace('verifier="qa"', "verifier=lambda answer, task: answer == task['answer']"))
+    results = tmp_path / "r.jsonl"
+    command = ["eval", "--import", str(path), "--env", "byo/EditedCapitals-v0", "--policy", "oracle",
+               "--results", str(results)]
+    done = agentgym_cli(*command)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["reward"] for line in results.read_text().splitlines()] == [1.0, 1.0]
+    done = agentgym_cli(*command)  # unchanged: everything is stored, nothing is played
+    assert done.returncode == 0 and len(results.read_text().splitlines()) == 2
+    path.write_text(path.read_text().replace("answer == task['answer']", "answer == task['answer'] * 2"))
+    done = agentgym_cli(*command)
+    assert done.returncode == 0, done.stderr
+    assert "2 stored episodes of byo/EditedCapitals-v0 were played on another version of the env" in " ".join(
+        done.stdout.split())
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["reward"] for r in rows] == [1.0, 1.0, 0.0, 0.0]  # the new verifier scored the rerun
+    path.write_text(path.read_text().replace('"answer": "Lima"', '"answer": "Lima, Peru"'))  # the data changed
+    done = agentgym_cli(*command)
+    assert done.returncode == 0 and "were played on another version of the env" in " ".join(done.stdout.split())
+    assert len(results.read_text().splitlines()) == 6

@@ -203,10 +203,15 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         _check_results_path(path)
         stored = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
         stale = 0 if stored else _stale(path, policy, identity)
+        changed_envs = _changed_envs(plan, path, policy, identity)
     except BaseException:
         policy.close()
         raise
     _notices(request, console, path=path, name=policy.model or request.policy, identity=identity, stale=stale)
+    for label, (count, digest) in changed_envs.items():
+        console.print(f"[yellow]{path}: {count} stored episodes of {label} were played on another version of the env "
+                      f"(its code, tasks, kwargs or verifier changed, or they predate env digests; env digest now "
+                      f"{digest}): playing them afresh.[/yellow]", highlight=False, soft_wrap=True)
     for label, asked, tasks in capped:
         console.print(f"[yellow]{label}: --episodes {asked}, but the split has {tasks} tasks: playing each once "
                       f"({tasks} episodes; repeats are not independent evidence). --samples K plays each task K "
@@ -273,6 +278,33 @@ def _stored(plan: Sequence[PlannedEpisode], path: Path, policy: Policy, fingerpr
     latest = {str(r.get("key")): r for r in load_results(path)}
     return sum(1 for p in plan if (r := latest.get(p.key(policy, fingerprint))) is not None
                and not (retry_errors and r.get("error") is not None))
+
+
+def _changed_envs(plan: Sequence[PlannedEpisode], path: Path, policy: Policy,
+                  fingerprint: str | None) -> dict[str, tuple[int, str]]:
+    """Per entry: how many stored episodes are this plan's but for the env's digest (the env changed since), and
+    the digest now."""
+    if not path.exists():
+        return {}
+
+    def without_env(key: str) -> str | None:
+        try:
+            fields = json.loads(key)
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(fields, dict):
+            return None
+        fields.pop("env_digest", None)
+        return json.dumps(fields, sort_keys=True)
+
+    planned = {without_env(p.key(policy, fingerprint)): p for p in plan}
+    changed: dict[str, tuple[int, str]] = {}
+    for record in {str(r.get("key")): r for r in load_results(path)}.values():
+        p = planned.get(without_env(str(record.get("key"))))
+        if p is not None and record.get("key") != p.key(policy, fingerprint):
+            label = p.entry or p.env_id
+            changed[label] = (changed.get(label, (0, ""))[0] + 1, p.env_digest or "")
+    return changed
 
 
 def _stale(path: Path, policy: Policy, fingerprint: str | None) -> int:

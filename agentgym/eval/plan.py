@@ -34,6 +34,8 @@ class PlannedEpisode:
     suite_version: str | None = None
     entry: str | None = None
     sample: int = 0
+    #: what the env is (``agentgym.eval.envdigest``): its code, kwargs, tasks and verifier; part of the key
+    env_digest: str | None = None
 
     def key(self, policy: Policy, fingerprint: str | None = None) -> str:
         """What identifies this episode's result in a results file; stable across runs and machines.
@@ -47,16 +49,19 @@ class PlannedEpisode:
         # each only when set: the keys of runs without one (a baseline's, a first sample's) stay as they were
         dtype = getattr(policy, "dtype", None)
         optional = {"system_prompt": system, "fingerprint": fingerprint, "suite_version": self.suite_version,
-                    "sample": self.sample, "dtype": None if dtype in (None, "float32") else dtype}
+                    "sample": self.sample, "dtype": None if dtype in (None, "float32") else dtype,
+                    "env_digest": self.env_digest}
         return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
                            "policy": policy.name, "model": policy.model, "sampling": sampling,
                            "env_kwargs": dict(self.env_kwargs), **{k: v for k, v in optional.items() if v}},
                           sort_keys=True, separators=(",", ":"))
 
 
-def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int]:
-    """The split (``None``: the env's default) and its number of tasks, from a local env: the pre-flight
-    check that the env can be made here (a missing extra fails now, before any episode)."""
+def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int, str]:
+    """The split (``None``: the env's default), its number of tasks and the env's digest, from a local env: the
+    pre-flight check that the env can be made here (a missing extra fails now, before any episode)."""
+    from agentgym.eval.envdigest import env_digest
+
     env = make(env_id, **env_kwargs)
     try:
         source = env.unwrapped.tasks
@@ -64,11 +69,12 @@ def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) 
         if split not in source.splits():
             raise ConfigError(f"{env_id} has no split {split!r}; its splits are {source.splits()}.")
         n_tasks = len(source.tasks(split))
+        digest = env_digest(env_id, env, env_kwargs, split) if n_tasks else ""
     finally:
         env.close()
     if n_tasks == 0:
         raise ConfigError(f"{env_id} split {split!r} has no tasks; choose another split.")
-    return split, n_tasks
+    return split, n_tasks, digest
 
 
 def _log_capped(label: str, asked: int, tasks: int) -> None:
@@ -106,12 +112,13 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwarg
     plan = []
     for entry in items:
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
-        split, n_tasks = _count_tasks(entry.env_id, entry.split, kwargs)
+        split, n_tasks, digest = _count_tasks(entry.env_id, entry.split, kwargs)
         episodes = n_tasks if entry.episodes is None else entry.episodes
         if episodes > n_tasks:
             (on_capped or _log_capped)(entry.label, episodes, n_tasks)
             episodes = n_tasks
         plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, _sample_seed(seed, i, j), kwargs,
-                                   suite.name if suite else None, suite.version if suite else None, entry.label, j)
+                                   suite.name if suite else None, suite.version if suite else None, entry.label, j,
+                                   digest)
                     for i in range(episodes) for j in range(samples))
     return plan

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import json
 import logging
 import re
 import subprocess
@@ -23,7 +24,7 @@ from agentgym.core.env import AgentEnv
 from agentgym.errors import ConfigError, RolloutError
 from agentgym.policies import Policy
 
-__all__ = ["EpisodeResult", "provenance", "run_episode"]
+__all__ = ["EpisodeResult", "action_text", "provenance", "run_episode"]
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def _play(env: gym.Env, policy: Policy, trace: _Trace, *, seed: int, options: di
         observation, reward, terminated, truncated, trace.info = env.step(action)
         if shadow is not None:
             _check_same(shadow.step(action)[0], observation, trace.info.get("turn", 0))
-        trace.transcript.append({"role": "assistant", "content": action if isinstance(action, str) else str(action)})
+        trace.transcript.append({"role": "assistant", "content": action_text(action, shadow or env)})
         if observation:
             trace.transcript.append({"role": "tool", "content": observation})
         trace.tool_calls += len(trace.info.get("tool_calls", []))
@@ -159,6 +160,26 @@ def _play(env: gym.Env, policy: Policy, trace: _Trace, *, seed: int, options: di
         if terminated or truncated:
             trace.reward, trace.truncated = float(reward), bool(truncated)
             return
+
+
+def action_text(action: Any, env: Any) -> str:
+    """A step's action as the model would have written it in ``env``'s action format: a structured action (an
+    oracle's ``{"answer": ...}``, a tool call dict) rendered by the format, so a transcript (and the SFT data made
+    from it) holds valid actions, never Python's repr of a dict."""
+    if isinstance(action, str):
+        return action
+    from agentgym.core.formats import DictFormat
+
+    inner = getattr(env, "unwrapped", env)
+    fmt, tools = getattr(inner, "action_format", None), getattr(inner, "tools", None)
+    if fmt is None or not isinstance(tools, Mapping):
+        return json.dumps(action, ensure_ascii=False, default=str)
+    parsed = DictFormat().parse(action, tools)
+    if parsed.error is not None or (parsed.tool_calls and any(c.name not in tools for c in parsed.tool_calls)):
+        return json.dumps(action, ensure_ascii=False, default=str)
+    if parsed.is_final:
+        return fmt.render_answer(parsed.answer or "")
+    return "\n".join(fmt.render_call(call, tools) for call in parsed.tool_calls)
 
 
 def _check_same(local: str, remote: str, turn: int) -> None:

@@ -344,3 +344,23 @@ def test_a_system_prompt_reaches_model_policies_and_keys_their_results():
     assert "system_prompt" not in json.loads(plan[0].key(without))
     with pytest.raises(ConfigError, match="The oracle policy reads no prompt"):
         make_policy("oracle", system_prompt="Use the tool.")
+
+
+@pytest.mark.parametrize(("action_format", "expected"), [("tags", "<answer>Lima</answer>"),
+                                                         ("hermes", "<answer>Lima</answer>"),
+                                                         ("dict", '{"answer": "Lima"}')])
+def test_an_oracles_dict_answer_is_recorded_as_the_formats_action(action_format, expected):
+    """The scaffold's oracle answers with a dict: the transcript held Python's repr ``{'answer': 'Lima'}``, and
+    `agentgym data sft` taught it as an action. Now it is the action the model would write in the env's format."""
+    from agentgym.eval.runner import evaluate
+    from agentgym.eval.sft_data import chat_rows
+
+    env_id = f"agentgym-test/DictOracle-{action_format}-v0"
+    if env_id not in agentgym.core.registry.env_ids():
+        agentgym.register(env_id, agentgym.ToolEnv, tasks=[{"question": "Capital of Peru?", "answer": "Lima"}],
+                          verifier="qa", oracle=lambda task, turn: {"answer": task["answer"]})
+    results = evaluate(env_id, "oracle", episodes=1, env_kwargs={"action_format": action_format})
+    assert results[0].reward == 1.0
+    assert results[0].transcript[1] == {"role": "assistant", "content": expected}
+    [row] = chat_rows([results[0].as_dict()])
+    assert row["messages"][1]["content"] == expected

@@ -65,6 +65,7 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
                 and not (retry_errors and store.done[k].get("error") is not None)}
     todo = [(planned, key) for planned, key in zip(plan, keys) if key not in finished]
     lock = threading.Lock()
+    unreachable = {"in_a_row": 0}
 
     def record(result: _EpisodeResult) -> None:
         result = replace(result, fingerprint=fingerprint)
@@ -74,6 +75,8 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
             finished[result.key] = result
             if on_episode:
                 on_episode(result)
+            if remote is not None:
+                _check_server(result, remote, unreachable)
 
     from agentgym.eval.agent import AgentPolicy
     from agentgym.policies.hf import TransformersPolicy
@@ -138,6 +141,26 @@ def run_plan(plan: Sequence[_PlannedEpisode], policy_factory: Callable[[], Polic
     if failures:
         raise failures[0]
     return [finished[k] for k in keys if k in finished]
+
+
+#: episodes in a row that could not reach the env server before the run stops (each already retried its calls)
+UNREACHABLE_IN_A_ROW = 3
+
+
+def _check_server(result: _EpisodeResult, remote: str, unreachable: dict[str, int]) -> None:
+    """Stop the run once ``UNREACHABLE_IN_A_ROW`` episodes in a row could not reach the server at ``remote`` (a dead
+    server made every remaining episode an error after its retries: hundreds of errors, minutes to give up)."""
+    from agentgym.errors import RemoteEnvError
+
+    if result.error is not None and "connection_error]" in result.error:
+        unreachable["in_a_row"] += 1
+        if unreachable["in_a_row"] >= UNREACHABLE_IN_A_ROW:
+            raise RemoteEnvError(f"The env server at {remote} stopped answering: {unreachable['in_a_row']} episodes "
+                                 "in a row could not reach it (each retried). Stopped; the episodes played are saved. "
+                                 "Start the server again and rerun the same command to resume.", status_code=0,
+                                 code="server_unreachable")
+    elif result.error is None:
+        unreachable["in_a_row"] = 0
 
 
 def _join(threads: list[threading.Thread], halt: threading.Event) -> None:

@@ -364,3 +364,24 @@ def test_an_oracles_dict_answer_is_recorded_as_the_formats_action(action_format,
     assert results[0].transcript[1] == {"role": "assistant", "content": expected}
     [row] = chat_rows([results[0].as_dict()])
     assert row["messages"][1]["content"] == expected
+
+
+def test_a_dead_server_stops_the_run_after_a_few_episodes_and_keeps_what_was_played(tmp_path):
+    """`eval --remote` against a server that died retried every remaining episode and saved each as an error (402
+    errors in 5 minutes; ~18 minutes for 1,500 episodes). Now the run stops once a few episodes in a row could not
+    reach it, with one line that says what to do, and what was written stays."""
+    from helpers.server_process import free_port
+
+    from agentgym.errors import RemoteEnvError
+    from agentgym.eval.runner import UNREACHABLE_IN_A_ROW
+
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", episodes=30)], seed=0)
+    path = tmp_path / "r.jsonl"
+    start = time.perf_counter()
+    with pytest.raises(RemoteEnvError, match="stopped answering: 3 episodes in a row could not reach it"):
+        run_plan(plan, lambda: OraclePolicy(), concurrency=2, remote=f"http://127.0.0.1:{free_port()}",
+                 results_path=path)
+    assert time.perf_counter() - start < 60
+    rows = load_results(path)
+    assert UNREACHABLE_IN_A_ROW <= len(rows) <= UNREACHABLE_IN_A_ROW + 2
+    assert all("connection_error" in r["error"] for r in rows)

@@ -498,7 +498,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                               env_pool=pool, ws_idle_timeout_s=ws_idle_timeout_s, max_ws_per_client=max_ws_per_client,
                               max_sessions_per_client=max_sessions_per_client,
                               max_client_verifications=max_client_verifications,
-                              max_queued_verifications=max_queued_verifications, prewarm_verifiers=True)
+                              max_queued_verifications=max_queued_verifications, prewarm_verifiers=True,
+                              probe_envs=process is None or getattr(process, "index", 0) == 0)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,

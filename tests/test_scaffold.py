@@ -268,3 +268,25 @@ def test_a_changed_env_never_reuses_stored_episodes_and_says_so(tmp_path):
     done = agentgym_cli(*command)
     assert done.returncode == 0 and "were played on another version of the env" in " ".join(done.stdout.split())
     assert len(results.read_text().splitlines()) == 6
+
+
+@requires_server
+def test_a_broken_task_list_makes_healthz_degraded_with_the_reason(tmp_path):
+    """`agentgym serve` started and /healthz said "ok" while every session of the user's env failed (a task list
+    its prompt cannot be built from). Now the server probes each env at start: the broken one is listed with why,
+    the healthy one served beside it is not, and a failed session keeps it listed."""
+    path = write_capitals(tmp_path, "capitals", "byo/GoodCapitals-v0")
+    with path.open("a") as f:  # the same env again, its prompt naming a column no task has
+        f.write('agentgym.register("byo/BrokenCapitals-v0", agentgym.ToolEnv, tasks=TASKS, tools=[capital_of], '
+                'verifier="qa", prompt_template="{question} {typo}")\n')
+    with serving("byo/BrokenCapitals-v0", "byo/GoodCapitals-v0", "--import", str(path)) as (url, _):
+        deadline = time.monotonic() + 60
+        while (health := httpx.get(f"{url}/healthz").json())["status"] == "ok" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert health["status"] == "degraded"
+        assert list(health["envs_failing"]) == ["byo/BrokenCapitals-v0"]
+        assert "typo" in health["envs_failing"]["byo/BrokenCapitals-v0"]
+        good = httpx.post(f"{url}/v1/sessions", json={"env_id": "byo/GoodCapitals-v0", "seed": 0})
+        broken = httpx.post(f"{url}/v1/sessions", json={"env_id": "byo/BrokenCapitals-v0", "seed": 0})
+        assert good.status_code == 201 and broken.status_code >= 400 and "typo" in broken.text
+        assert list(httpx.get(f"{url}/healthz").json()["envs_failing"]) == ["byo/BrokenCapitals-v0"]

@@ -188,7 +188,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                max_ws_per_client: int = DEFAULT_MAX_WS_PER_CLIENT,
                max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
                max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS,
-               prewarm_verifiers: bool = False, max_sessions_per_client: int | None = None) -> FastAPI:
+               prewarm_verifiers: bool = False, max_sessions_per_client: int | None = None,
+               probe_envs: bool = False) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -209,6 +210,9 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     but an eighth of ``max_sessions``), and the env threads serve clients fairly (``threads.py``).
     ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
     does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
+    ``probe_envs``: make and reset one env of each id in the background at start (``agentgym serve`` does): an env
+    whose sessions all fail (a broken task list) makes ``/healthz`` say ``degraded`` with the reason, as does an
+    env whose last session failed to open.
     """
     ws_limits = WebSocketLimits(default_idle_timeout_s(session_ttl_s) if ws_idle_timeout_s is None
                                 else ws_idle_timeout_s, max_ws_per_client)
@@ -242,10 +246,13 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
         if prewarm_verifiers:
             prewarm_workers()
         reaper = asyncio.create_task(store.reaper(reap_every_s or max(0.5, min(30.0, session_ttl_s / 4))))
+        probing = asyncio.create_task(store.probe()) if probe_envs and env_pool is None else None
         try:
             yield
         finally:
             reaper.cancel()
+            if probing is not None:
+                probing.cancel()
             await store.close_all()
             verifications.shutdown()
             if env_pool is not None:
@@ -401,6 +408,9 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
         if process is not None:
             health["processes"] = [{"index": process.index, "generation": process.generation, "pid": os.getpid(),
                                     "status": "ok", "sessions": len(store.sessions)}]
+        if store.failing:  # an env none of whose sessions opens lately: the server is up, that env is not
+            health["status"] = "degraded"
+            health["envs_failing"] = dict(sorted(store.failing.items()))
         if store.pool is not None:
             health["ray"] = store.pool.describe()
             if health["ray"]["degraded"]:

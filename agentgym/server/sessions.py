@@ -106,6 +106,9 @@ class SessionStore:
         # agentgym serve --ray: envs are sessions on the pool's Ray actors (RayEnv), placed under per-node limits
         self.pool = env_pool
         self._lost: OrderedDict[str, ApiError] = OrderedDict()  # id -> its 410, for the ids of sessions lost lately
+        #: env id -> why its last session could not be made (a broken task list, a missing file); /healthz reports
+        #: the server degraded while any is set. Cleared by the env's next session that opens.
+        self.failing: dict[str, str] = {}
 
     def capacity(self) -> dict[str, Any]:
         """Sessions open here and the limits, in all and per env (what /healthz reports); what is free is
@@ -182,6 +185,14 @@ class SessionStore:
             env = await self._call(None, lambda: self._make_env(env_id, env_class, all_kwargs))
             session = Session(id=self.new_session_id(), env_id=env_id, env=env, client=client)
             first = await self._call(session, lambda: env.reset(seed=seed, options=options))
+        except ApiError as e:
+            if e.status >= 500 or not options:  # the env's own failure: no client choice (a task, a split) was in it
+                self.failing[env_id] = e.message
+            if self.shared is not None:
+                self.shared.release(env_id)
+            if session is not None and not session.closed:
+                await self._close_env(session)
+            raise
         except BaseException:
             if self.shared is not None:
                 self.shared.release(env_id)
@@ -194,6 +205,7 @@ class SessionStore:
             self._pending[env_id] -= 1
             if not opened:
                 self._release_client(client)
+        self.failing.pop(env_id, None)
         self.sessions[session.id] = session
         self.open[env_id] += 1
         self.on_open(session)
@@ -211,6 +223,24 @@ class SessionStore:
                 return e
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def probe(self) -> None:
+        """Make and reset one env of each served id (with the operator's kwargs) and close it, one at a time, off the
+        event loop: an env whose every session would fail (a broken task list) shows in ``failing`` at once."""
+        for env_id in self.env_ids:
+            def once(env_id: str = env_id) -> None:
+                env = self._make_env(env_id, load_env_class(env_id), dict(self.server_kwargs.get(env_id, {})))
+                try:
+                    env.reset(seed=0)
+                finally:
+                    env.close()
+
+            try:
+                await asyncio.to_thread(once)
+            except Exception as e:  # noqa: BLE001 - the env's failure is what the probe reports
+                self.failing.setdefault(env_id, f"{type(e).__name__}: {e}")
+            else:
+                self.failing.pop(env_id, None)
 
     def _make_env(self, env_id: str, env_class: type, kwargs: dict[str, Any]) -> Any:
         if self.pool is None:  # with what agentgym.register gave the id

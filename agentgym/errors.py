@@ -43,6 +43,7 @@ __all__ = [
     "ToolError",
     "VerifierError",
     "VerifierUnavailable",
+    "describe",
 ]
 
 
@@ -152,3 +153,20 @@ class CapacityReached(AgentGymError):
 
 class EnvCheckFailed(AgentGymError, AssertionError):
     """``check_env`` found an env that breaks the contract; the message says which check."""
+
+
+def describe(error: BaseException) -> str:
+    """``Type: message``, and where it was raised when that is outside agentgym (a user's env or agent file, a
+    library): ``NameError: name 'x' is not defined (my_env.py:12)``. One line, for an episode's ``error``."""
+    import traceback
+    from pathlib import Path
+
+    text = f"{type(error).__name__}: {error}"
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames:
+        package = Path(__file__).resolve().parent
+        where = Path(frames[-1].filename)
+        if not where.resolve().is_relative_to(package):
+            text += f" ({where.name}:{frames[-1].lineno})"
+    return text
+

@@ -34,7 +34,8 @@ class Scaffold:
 
     def next_commands(self, shown_dir: str) -> tuple[str, str, str]:
         """Install it, run its tests, evaluate its oracle; ``shown_dir``: the directory as the user named it."""
-        return (f"pip install -e {shown_dir}", f"python -m pytest -q {shown_dir}",
+        # the test extra: pytest, and the server its tests serve the env on (a fresh venv has neither)
+        return (f"pip install -e '{shown_dir}[test]'", f"python -m pytest -q {shown_dir}",
                 f"agentgym eval --env {self.env_id} --policy oracle")
 
 

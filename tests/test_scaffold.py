@@ -37,7 +37,7 @@ def test_init_writes_the_package_and_prints_the_next_three_commands(tmp_path):
     done = agentgym_cli("init", NAME, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        f"wrote ./{NAME}: the env {ENV_ID} (module {NAME}). Next:", f"  pip install -e ./{NAME}",
+        f"wrote ./{NAME}: the env {ENV_ID} (module {NAME}). Next:", f"  pip install -e './{NAME}[test]'",
         f"  python -m pytest -q ./{NAME}", f"  agentgym eval --env {ENV_ID} --policy oracle"]
     files = sorted(str(p.relative_to(tmp_path / NAME)) for p in (tmp_path / NAME).rglob("*") if p.is_file())
     assert files == ["README.md", "pyproject.toml", f"src/{NAME}/__init__.py", f"src/{NAME}/data/test.jsonl",
@@ -290,3 +290,17 @@ def test_a_broken_task_list_makes_healthz_degraded_with_the_reason(tmp_path):
         broken = httpx.post(f"{url}/v1/sessions", json={"env_id": "byo/BrokenCapitals-v0", "seed": 0})
         assert good.status_code == 201 and broken.status_code >= 400 and "typo" in broken.text
         assert list(httpx.get(f"{url}/healthz").json()["envs_failing"]) == ["byo/BrokenCapitals-v0"]
+
+
+def test_a_bug_in_the_users_env_is_recorded_with_its_line(tmp_path):
+    """A NameError in an --import file was recorded as "NameError: name 'x' is not defined", with no way to find
+    it; the episode's error now names the file and line."""
+    path = write_capitals(tmp_path, "buggy", "byo/BuggyCapitals-v0")
+    path.write_text(path.read_text().replace('verifier="qa"', "verifier=lambda answer, task: undefined_table[answer]"))
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "undefined_table" in text)
+    results = tmp_path / "r.jsonl"
+    done = agentgym_cli("eval", "--import", str(path), "--env", "byo/BuggyCapitals-v0", "--policy", "oracle",
+                        "--results", str(results))
+    assert done.returncode == 1  # errored episodes: the run is incomplete
+    errors = [json.loads(text)["error"] for text in results.read_text().splitlines()]
+    assert errors == [f"NameError: name 'undefined_table' is not defined (buggy.py:{line})"] * 2

@@ -26,14 +26,13 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym.core.registry import make
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, describe
 from agentgym.eval.episode import EpisodeResult, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.gateway.chat import call_text
@@ -132,10 +131,8 @@ def load_agent(target: str) -> Callable[[AgentTask], Any]:
 
 
 def _where(error: BaseException) -> str:
-    """``Type: message (file:line)`` of the innermost frame: one line that says where the agent failed."""
-    frames = traceback.extract_tb(error.__traceback__)
-    at = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {error}{at}"
+    """``Type: message (file:line)``: one line that says where the agent failed."""
+    return describe(error)
 
 
 class AgentPolicy(Policy):

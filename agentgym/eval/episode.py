@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.core.env import AgentEnv
-from agentgym.errors import ConfigError, RolloutError
+from agentgym.errors import ConfigError, RolloutError, describe
 from agentgym.policies import Policy
 
 __all__ = ["EpisodeResult", "action_text", "provenance", "run_episode"]
@@ -208,7 +208,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
     try:
         _play(env, policy, trace, seed=seed, options=options, shadow=shadow)
     except Exception as e:  # noqa: BLE001 - the RolloutError boundary: one bad episode never kills a run
-        error = f"{type(e).__name__}: {e}"
+        error = describe(e)  # with the line, when a user's env raised it
         trace.reward, trace.truncated = 0.0, False
         logger.warning("%s seed %s failed: %s", env_id, seed, error)
     info = trace.info

@@ -23,18 +23,33 @@ import contextlib
 import hashlib
 import json
 import shutil
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import AgentGymError, ConfigError, DataError
+from agentgym.errors import AgentGymError, ConfigError, DataError, DependencyNotInstalled
 from agentgym.eval.results import load_results
 
 __all__ = ["Selection", "build_sft_dataset", "chat_rows", "load_tokenizer", "quiet_datasets", "sample_rows",
            "select_episodes", "token_rows", "write_dataset"]
 
 MANIFEST = "agentgym_sft.json"
+
+
+def _require(modules: Sequence[str]) -> None:
+    """The modules writing the dataset needs (the train extra), checked before anything is read or written."""
+    import importlib.util
+
+    try:
+        missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    except (ImportError, ValueError):  # a module set to None in sys.modules: it cannot be imported either
+        missing = list(modules)
+    missing = [m for m in modules if m in missing or sys.modules.get(m, False) is None]
+    if missing:
+        raise DependencyNotInstalled(f"agentgym data sft's dependency {', '.join(missing)}",
+                                     "pip install 'agentgym-suite[train]' torch==2.13.0")
 
 
 def _features() -> tuple[Any, Any]:
@@ -330,6 +345,7 @@ def build_sft_dataset(paths: Sequence[str | Path], out: str | Path, *, keep_all:
     (``write_dataset``), with the ``tokens`` config for ``tokenizer`` (a model name; None: chat only).
 
     Raises ``DataError`` for a file that is not a results file or when no episode passes the filters."""
+    _require(("datasets", "pyarrow") + (("transformers",) if tokenizer is not None else ()))
     selection = select_episodes(paths, keep_all=keep_all, envs=envs, min_reward=min_reward, dedupe=dedupe)
     if not selection.kept:
         raise DataError(f"No episode passed the filters: {selection.summary()}. "

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentgym.core.formats import format_of
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, describe
 from agentgym.lm.generation import Generator, StopOnText, TransformersGenerator, Turn, _seed
 from agentgym.settings import count_from_env
 from agentgym.verifiers.budget import over_budget
@@ -302,7 +302,7 @@ def play_episodes(envs: Sequence[Any], specs: Sequence[TaskSpec], generator: Gen
 
 def _fail(episode: Episode, error: Exception) -> None:
     logger.debug("episode %s failed", episode.spec.key, exc_info=error)
-    episode.error = f"{type(error).__name__}: {error}"
+    episode.error = describe(error)
     episode.reward, episode.success = 0.0, False
 
 

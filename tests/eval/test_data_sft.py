@@ -131,3 +131,19 @@ def test_bad_input_is_one_clear_line_and_exit_1(results, tmp_path):
         assert message in result.stderr and "Traceback" not in result.output
         assert not (tmp_path / "ds").exists()
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
+
+
+def test_the_light_install_gets_the_install_line_not_a_traceback(results, tmp_path):
+    """Without the train extra (no `datasets`), `agentgym data sft` printed a traceback; now it is one line that
+    names the missing package and the command that installs it, and nothing is written."""
+    import subprocess
+    import sys
+
+    search, _ = results["search"]
+    out = tmp_path / "ds"
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['datasets'] = None; "
+                           "from agentgym.cli import main; main()", "data", "sft", str(search), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "datasets is not installed" in done.stderr and "pip install 'agentgym-suite[train]'" in done.stderr
+    assert not out.exists()

@@ -149,14 +149,22 @@ class EvalOutcome:
 
 def default_results_path(request: EvalRequest, suite: Suite) -> Path:
     """Where a run's episodes go unless ``--results`` says: stable, so rerunning the command resumes."""
-    picked = suite.name if suite.name != "custom" else "-".join(e.env_id.split("/")[-1] for e in suite.entries)
+    # an env's namespace stays in the name (a/Env-v0 and b/Env-v0 are two runs), but agentgym's own
+    picked = suite.name if suite.name != "custom" else "-".join(e.env_id.removeprefix("agentgym/").replace("/", "-")
+                                                               for e in suite.entries)
     agent = request.agent_spec
     who = (f"{agent.label.split(':', 1)[0]}-{Path((agent.target or agent.command or '').split(':')[0]).stem}-"
            if agent is not None else "")
     who += request.policy + (f"-{request.model}" if request.model else "") + (
         f"-{request.dtype}" if request.dtype != "auto" else "")
     # one file whatever --samples: a K-sample run reuses the first samples a one-sample run played
-    return Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
+    path = Path("results") / f"{slug(picked)}-{slug(who)}-seed{request.seed}.jsonl"
+    if suite.name == "custom" and not path.exists():  # a file named before namespaces were kept: resume it
+        legacy = "-".join(e.env_id.split("/")[-1] for e in suite.entries)
+        old = Path("results") / f"{slug(legacy)}-{slug(who)}-seed{request.seed}.jsonl"
+        if old.exists():
+            return old
+    return path
 
 
 def _check_results_path(path: Path) -> None:

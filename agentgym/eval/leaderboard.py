@@ -245,10 +245,17 @@ def _ranked_suites(leaderboard_dir: Path) -> dict[str, list[dict[str, Any]]]:
     suites: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in sorted((leaderboard_dir / "runs").glob("**/*.json")):
         run = _load_run(path)
-        suites[str(run["suite"])].append(run)
+        suites[_table(run)].append(run)
     for runs in suites.values():
         runs.sort(key=lambda r: (not is_complete(r), -_mean_success(r), -_mean_reward(r), _name(r), str(r["date"])))
     return dict(sorted(suites.items()))
+
+
+def _table(run: Mapping[str, Any]) -> str:
+    """The table a run is ranked in: its suite's; an ``--env`` run (suite ``custom``) with the runs of the same
+    envs only (runs that played different envs are not one ranking)."""
+    suite = str(run["suite"])
+    return f"{suite}: {', '.join(sorted(run['envs']))}" if suite == "custom" else suite
 
 
 def _ranks(runs: list[dict[str, Any]]) -> list[str]:

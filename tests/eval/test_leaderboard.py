@@ -303,3 +303,22 @@ def test_the_grading_path_is_counted_and_shown_on_the_leaderboard(tmp_path):
     assert "· graded isolated |" in text and "· graded in-process 1/2 |" in text
     plain = make_submission([{**episode(0, "x"), "verification": {"reward": 1.0}}], **common)
     assert plain["envs"]["agentgym/SWEBench-v0"]["isolation"] is None  # no verifier said
+
+
+def test_env_runs_are_ranked_only_with_runs_of_the_same_envs(tmp_path):
+    """Every `--env` run went into one "custom" table, ranked together whatever envs each played; now each set of
+    envs has its own table."""
+    def custom(results, model):
+        return make_submission(results, suite="custom", suite_version="1", policy="openai", model=model,
+                               sampling={"temperature": 0.0, "top_p": 1.0}, date="2025-06-01",
+                               agentgym_version="0.1.0", git_commit="abc", protocol_flags=None)
+
+    write_submission(custom([episode(SEARCH, i, correct=True, turns=2) for i in range(4)], "a/search"), tmp_path)
+    write_submission(custom([episode(MATH, i, correct=False, turns=2) for i in range(4)], "b/math"), tmp_path)
+    write_submission(custom([episode(MATH, i, correct=i < 2, turns=2) for i in range(4)], "c/math"), tmp_path)
+    text = build_leaderboard(tmp_path)[0].read_text()
+    sections = text.split("## Suite ")[1:]
+    tables = {s.splitlines()[0].split(" (version")[0].replace("\\", ""): s for s in sections}
+    assert set(tables) == {f"custom: {MATH}", f"custom: {SEARCH}"}
+    assert "| 1 | c/math" in tables[f"custom: {MATH}"] and "| 2 | b/math" in tables[f"custom: {MATH}"]
+    assert "| 1 | a/search" in tables[f"custom: {SEARCH}"] and "b/math" not in tables[f"custom: {SEARCH}"]

@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from agentgym.core.registry import env_info
@@ -234,10 +234,9 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         stop.set()
         console.print("[yellow]Stopping: running episodes finish and are saved; Ctrl-C again to abort.[/yellow]")
 
-    columns = (TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+    columns = _progress_columns(console.width)
     done = {"n": 0, "correct": 0}
-    with Progress(*columns, console=console, transient=False) as progress:
+    with Progress(*columns, console=console, transient=False, expand=True) as progress:
         bar = progress.add_task(f"{suite.name} · {request.policy}", total=len(plan), completed=stored,
                                 status="starting")
 
@@ -259,6 +258,19 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
                 signal.signal(signal.SIGINT, previous)
         progress.update(bar, status="done" if len(results) == len(plan) else "stopped")
     return EvalOutcome(suite, results, path, len(plan), interrupted=len(results) < len(plan))
+
+
+def _progress_columns(width: int) -> tuple[Any, ...]:
+    """The progress line's columns: counts, elapsed time and ETA always shown; the name and the status (the
+    longest part) shortened with an ellipsis to what is left of the terminal (80 columns lost the ETA)."""
+    def kept() -> Column:
+        return Column(no_wrap=True)
+
+    return (TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", max_width=24)),
+            BarColumn(bar_width=16 if width < 100 else 24), MofNCompleteColumn(table_column=kept()),
+            TimeElapsedColumn(table_column=kept()), TextColumn("eta", table_column=kept()),
+            TimeRemainingColumn(table_column=kept()),
+            TextColumn("{task.fields[status]}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)))
 
 
 def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, identity: str | None,

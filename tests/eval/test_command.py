@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers.gates import requires_smollm2
 from rich.console import Console
 
 from agentgym.errors import ConfigError, PolicyError
@@ -143,3 +144,30 @@ def test_the_progress_line_keeps_its_counts_elapsed_time_and_eta_at_80_columns()
         line = out.getvalue().strip().splitlines()[-1]
         assert len(line) <= width and "5/210" in line and "0:00:00 eta -:--:--" in line and "core · smollm2" in line
         assert "SearchQA-v0" in line
+
+
+@requires_smollm2
+def test_a_rerun_with_everything_stored_says_so_and_loads_no_model(tmp_path, monkeypatch):
+    """A rerun of a finished local-model run said nothing and loaded the model for 7-21 s; now it says every
+    episode is stored and returns them, and the model is never loaded."""
+    from helpers.byo import write_capitals
+    from typer.testing import CliRunner
+
+    import agentgym.policies.hf as hf
+    from agentgym.cli import app
+
+    path = write_capitals(tmp_path, "capitals", "byo/StoredCapitals-v0")
+    command = ["eval", "--import", str(path), "--env", "byo/StoredCapitals-v0", "--episodes", "2", "--max-tokens",
+               "4", "--results", str(tmp_path / "r.jsonl"), "--threads", "1"]
+    first = CliRunner().invoke(app, command)
+    assert first.exit_code == 0, first.output
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(hf, "_MODELS", {})
+    monkeypatch.setattr(hf, "_load_uncached", no_model)
+    again = CliRunner().invoke(app, command)
+    assert again.exit_code == 0, again.output
+    assert "All 2 episodes of this run are stored" in " ".join(again.output.split())
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2

@@ -156,14 +156,15 @@ class EnvCheckFailed(AgentGymError, AssertionError):
 
 
 def describe(error: BaseException) -> str:
-    """``Type: message``, and where it was raised when that is outside agentgym (a user's env or agent file, a
-    library): ``NameError: name 'x' is not defined (my_env.py:12)``. One line, for an episode's ``error``."""
+    """``Type: message``, and, for a bug (not an agentgym error, which says what happened itself) raised outside
+    agentgym (a user's env or agent file, a library), where: ``NameError: name 'x' is not defined (my_env.py:12)``.
+    One line, for an episode's ``error``."""
     import traceback
     from pathlib import Path
 
     text = f"{type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
-    if frames:
+    if frames and not isinstance(error, AgentGymError):
         package = Path(__file__).resolve().parent
         where = Path(frames[-1].filename)
         if not where.resolve().is_relative_to(package):

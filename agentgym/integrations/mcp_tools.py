@@ -145,12 +145,16 @@ def step_answer(observation: str, reward: float, terminated: bool, truncated: bo
                 info: Mapping[str, Any]) -> tuple[str, dict[str, Any], bool]:
     """What a step's ``tools/call`` answers: ``(text, structured content, is_error)``.
 
-    The text is the observation (and, once the episode is over, how it ended and the reward); the structured
+    The text is what the tools returned (the observation, where no tool ran: an answer, the env's word on a
+    mistake; and, once the episode is over, how it ended and the reward); the structured
     content is everything, ``info`` without its ``tools`` (they are ``tools/list``); ``is_error`` says the env
     saw an agent's mistake (which counted a turn, as in process).
     """
+    outputs = info.get("tool_outputs")
     info = {k: v for k, v in info.items() if k != "tools"}
-    text = observation
+    # the tools' own outputs, not the text protocol's rendering of them (a tags env wraps each in <result>...</result>,
+    # which an MCP client would show its model as if the tool had written it)
+    text = "\n\n".join(map(str, outputs)) if outputs else observation
     if terminated or truncated:
         how = "terminated" if terminated else "truncated: out of turns"
         text = f"{observation}\n\n[Episode over ({how}); reward {reward:g}.]".lstrip()

@@ -203,6 +203,10 @@ def test_mistakes_and_calls_out_of_turn_are_tool_errors_and_the_episode_goes_on(
     assert "Unknown tool 'python'" in text["unknown_tool"]
     assert not out["search"].is_error and out["search"].structured_content["info"]["turn"] == 3  # it goes on
     assert "Doc 1" in out["search"].structured_content["observation"]
+    # the tool's own output: the text protocol's wrapping (SearchQA's <information>...</information>) is not an
+    # MCP client's to see; the structured observation keeps the env's text
+    assert text["search"] == "\n\n".join(out["search"].structured_content["info"]["tool_outputs"])
+    assert "<information>" in out["search"].structured_content["observation"] and "<information>" not in text["search"]
 
 
 def schema_bounds(schema: dict) -> dict:

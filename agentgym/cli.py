@@ -774,11 +774,13 @@ def view(results: Annotated[list[Path], typer.Argument(
 
 
 @app.command()
-def doctor(strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when anything is missing.")] = False) -> None:
+def doctor(strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when anything is missing.")] = False,
+           imports: ImportOption = None) -> None:
     """Which envs, policies and sandbox backends work in this install, with the command that fixes each one
-    that does not."""
+    that does not; your own envs (--import, packages) are made and reset once."""
     from agentgym.doctor import diagnose, format_report
 
+    _import(imports)
     checks = diagnose()
     for line in format_report(checks):
         console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -211,8 +211,28 @@ def env_checks(backends: dict[str, Check]) -> list[Check]:
         broken = [b for b in _system_needs(extras, backends) if not b.ok]
         if check.ok and broken:
             check = Check("envs", env_id, False, f"needs {broken[0].name}: {broken[0].detail}", broken[0].fix)
+        elif check.ok and env_info(env_id).source != "agentgym":
+            check = _plays(env_id, check)
         checks.append(check)
     return checks
+
+
+def _plays(env_id: str, check: Check) -> Check:
+    """A user's or a plugin's env (``--import``, a package): made and reset once, so that broken data or code shows
+    here rather than in every session (agentgym's own envs are tested in CI and not started here)."""
+    from agentgym.core.registry import make
+    from agentgym.errors import describe
+
+    try:
+        env = make(env_id)
+        try:
+            env.reset(seed=0)
+        finally:
+            env.close()
+    except Exception as e:  # noqa: BLE001 - what the env raises is what the check reports
+        return Check("envs", env_id, False, f"make and reset failed: {describe(e)}",
+                     f"fix the env's code or data; `agentgym play {env_id}` shows a session")
+    return Check("envs", env_id, True, f"{check.detail}; made and reset".lstrip("; "))
 
 
 def _smollm2_installed() -> bool:

@@ -304,3 +304,19 @@ def test_a_bug_in_the_users_env_is_recorded_with_its_line(tmp_path):
     assert done.returncode == 1  # errored episodes: the run is incomplete
     errors = [json.loads(text)["error"] for text in results.read_text().splitlines()]
     assert errors == [f"NameError: name 'undefined_table' is not defined (buggy.py:{line})"] * 2
+
+
+def test_doctor_makes_and_resets_the_users_envs(tmp_path):
+    """`agentgym doctor` had no --import and passed an env with broken data; now it makes and resets the user's envs
+    and names what failed."""
+    path = write_capitals(tmp_path, "capitals", "byo/DoctorGood-v0")
+    with path.open("a") as f:
+        f.write('agentgym.register("byo/DoctorBroken-v0", agentgym.ToolEnv, tasks=TASKS, tools=[capital_of], '
+                'verifier="qa", prompt_template="{question} {typo}")\n')
+    done = agentgym_cli("doctor", "--import", str(path), "--strict")
+    lines = done.stdout.splitlines()
+    good = next(line for line in lines if "byo/DoctorGood-v0" in line)
+    broken = next(line for line in lines if "byo/DoctorBroken-v0" in line)
+    assert good.split()[0] == "ok" and "made and reset" in good
+    assert broken.split()[0] == "missing" and "make and reset failed" in broken and "typo" in broken
+    assert done.returncode == 1

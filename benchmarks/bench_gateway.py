@@ -169,7 +169,7 @@ def throughput(agents: int, env_id: str) -> dict:
             start = time.perf_counter()
             through = _agent_run(gateway, server, target, plan, concurrency=agents)
             gateway_s = time.perf_counter() - start
-        stats = dict(gateway.engine.stats)
+        stats = {**gateway.engine.stats, **getattr(gateway.engine.generator, "stats", {})}
     finally:
         server.stop()
         gateway.close()
@@ -180,6 +180,7 @@ def throughput(agents: int, env_id: str) -> dict:
            "gateway_model_calls": sum(r.agent["rollout"]["calls"] for r in through),
            "ratio": built_in_s / gateway_s, "built_in_s": round(built_in_s, 1), "gateway_s": round(gateway_s, 1),
            "gateway_batches": stats["batches"], "gateway_rows": stats["rows"],
+           "kv_reused_rows": stats.get("reused_rows"), "kv_fresh_rows": stats.get("fresh_rows"),
            "errors": sum(r.error is not None for r in through) + sum(r.error is not None for r in built_in),
            "built_in_reward": statistics.fmean(r.reward for r in built_in),
            "gateway_reward": statistics.fmean(r.reward for r in through)}

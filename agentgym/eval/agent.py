@@ -340,7 +340,8 @@ def _result(planned: PlannedEpisode, key: str, policy: AgentPolicy, session: Too
         remote=remote, entry=planned.entry, sample=planned.sample,
         samples=rollout.samples() if rollout is not None else None,
         agent={"spec": policy.spec.target or policy.spec.command, "kind": "function" if policy.spec.target else
-               "command", "source_sha256": policy.spec.source_digest, "rollout": summary},
+               "command", "source_sha256": policy.spec.source_digest,
+               "rollout_id": rollout.id if rollout is not None else None, "rollout": summary},
         **{**provenance(planned.env_id, policy),
            "prompt_tokens": sum(len(c.prompt_ids) for c in (rollout.calls if rollout is not None else [])),
            "completion_tokens": int(summary.get("sampled_tokens", 0))})

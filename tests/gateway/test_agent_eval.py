@@ -85,6 +85,18 @@ def test_an_agent_that_never_calls_the_model_is_an_error_unless_allowed(gateway)
 
 
 @requires_search
+def test_samples_of_an_agent_run_are_separate_episodes_of_each_task(gateway):
+    built, server = gateway
+    policy = AgentPolicy(AgentSpec(target=f"{HELPERS}:oracle"), built, base_url=server.url, require_model=False)
+    policy.close = lambda: None
+    plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", episodes=2)], seed=0, samples=2)
+    results = run_plan(plan, lambda: policy)
+    assert sorted((r.episode, r.sample) for r in results) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert len({r.key for r in results}) == 4 and all(r.reward == 1.0 for r in results)
+    assert len({r.agent["rollout_id"] for r in results}) == 4  # each its own rollout
+
+
+@requires_search
 def test_the_first_agent_starts_alone_until_its_first_model_request(gateway, tmp_path, monkeypatch):
     """What a framework imports on first use is imported by one thread: the other episodes start once the first
     agent's first request reached the gateway (16 agents importing an HTTP client at once raised AttributeError)."""

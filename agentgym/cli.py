@@ -292,6 +292,10 @@ def gateway_cmd(
     URL per rollout (POST /rollouts, then /rollouts/ID/v1) whose record holds token-exact samples."""
     from agentgym.gateway.server import GatewayServer, load_gateway
 
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        # the gateway has no token yet: off this machine anyone could drive the model and step open rollouts' envs
+        raise ConfigError(f"--host {host}: the gateway serves this machine only (127.0.0.1, localhost or ::1); it "
+                          "takes no token yet. Reach it from elsewhere through an SSH tunnel.")
     if upstream is None:
         _torch_threads(threads)
     gateway = load_gateway(model, dtype=dtype, upstream=upstream, upstream_model=model if upstream else None,

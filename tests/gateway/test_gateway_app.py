@@ -155,7 +155,8 @@ def test_bad_requests_are_4xx_in_openais_shape(scripted):
 
 @pytest.fixture(scope="module")
 def smollm2_gateway():
-    gateway = load_gateway("smollm2", dtype="float32", gather_s=0.05)
+    # a long gathering gap: the concurrent agents' requests form one batch even on a machine five times slower
+    gateway = load_gateway("smollm2", dtype="float32", gather_s=0.5)
     server = GatewayServer(gateway).start()
     yield gateway, server.url
     server.stop()
@@ -178,6 +179,7 @@ def test_the_real_model_answers_with_logprobs_and_streams(smollm2_gateway):
     streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert streamed == choice.message.content  # greedy: the same text, streamed
     assert chunks[-1].choices[0].finish_reason in ("stop", "length")
+    gateway.close_rollout("m1")
 
 
 @requires_smollm2
@@ -246,3 +248,14 @@ def test_agentgym_gateway_serves_until_ctrl_c():
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 0
+
+
+def test_the_gateway_refuses_to_listen_beyond_this_machine():
+    from typer.testing import CliRunner
+
+    from agentgym.cli import app
+    from agentgym.errors import ConfigError
+
+    done = CliRunner().invoke(app, ["gateway", "--host", "0.0.0.0"])
+    assert isinstance(done.exception, ConfigError) and "serves this machine only" in str(done.exception)
+

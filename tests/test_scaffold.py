@@ -320,3 +320,26 @@ def test_doctor_makes_and_resets_the_users_envs(tmp_path):
     assert good.split()[0] == "ok" and "made and reset" in good
     assert broken.split()[0] == "missing" and "make and reset failed" in broken and "typo" in broken
     assert done.returncode == 1
+
+
+@requires_server
+def test_v1_verify_calls_the_users_env_verifier(tmp_path):
+    """`/v1/verify` served built-in verifiers by name only; `env:<env id>` is now the served env's own verifier on
+    one of its tasks, as its episodes are scored."""
+    path = write_capitals(tmp_path, "capitals", "byo/VerifiedCapitals-v0")
+    path.write_text(path.read_text().replace('verifier="qa"', "verifier=lambda answer, task: answer == task['answer']"))
+    with serving("byo/VerifiedCapitals-v0", "--import", str(path)) as (url, _):
+        created = httpx.post(f"{url}/v1/sessions", json={"env_id": "byo/VerifiedCapitals-v0", "seed": 0}).json()
+        task_id = created["info"]["task_id"]
+        gold = "Lima" if "Peru" in created["observation"] else "Nairobi"
+
+        def verify(prediction, task):
+            return httpx.post(f"{url}/v1/verify", json={"verifier": "env:byo/VerifiedCapitals-v0",
+                                                         "prediction": prediction, "task": task})
+
+        assert verify(gold, {"task_id": task_id}).json()["reward"] == 1.0
+        assert verify(gold.lower(), {"task_id": task_id}).json()["reward"] == 0.0  # the user's exact match
+        assert verify(gold, {"answer": gold}).status_code == 422
+        wrong = httpx.post(f"{url}/v1/verify", json={"verifier": "env:byo/Other-v0", "prediction": "x",
+                                                      "task": {"task_id": task_id}})
+        assert wrong.status_code == 422 and "does not serve" in wrong.json()["message"]

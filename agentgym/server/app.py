@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgym import __version__
 from agentgym.core.registry import env_ids as registered_env_ids
-from agentgym.core.registry import env_info
+from agentgym.core.registry import env_info, load_env_class
 from agentgym.server import protocol as p
 from agentgym.server.capacity import env_limits as merged_env_limits
 from agentgym.server.clients import CURRENT_CLIENT
@@ -35,6 +35,7 @@ from agentgym.server.tokens import TOKEN_HOWTO, token_problem
 from agentgym.server.verification import (
     DEFAULT_MAX_CLIENT_VERIFICATIONS,
     DEFAULT_MAX_QUEUED_VERIFICATIONS,
+    EnvVerifiers,
     Verifications,
     client_key,
 )
@@ -216,12 +217,16 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     """
     ws_limits = WebSocketLimits(default_idle_timeout_s(session_ttl_s) if ws_idle_timeout_s is None
                                 else ws_idle_timeout_s, max_ws_per_client)
-    verifications = Verifications(max_client=max_client_verifications, max_queued=max_queued_verifications)
     served = sorted(env_ids or registered_env_ids())
     store = SessionStore(allowed_env_ids=served, max_sessions=max_sessions, session_ttl_s=session_ttl_s,
                          server_kwargs=server_kwargs, env_threads=env_threads,
                          env_limits=merged_env_limits(served, env_limits, defaults=env_pool is None),
                          env_pool=env_pool, max_sessions_per_client=max_sessions_per_client)
+    env_verifiers = None if env_pool is not None else EnvVerifiers(
+        store.env_ids, lambda env_id: store._make_env(env_id, load_env_class(env_id),
+                                                      dict(store.server_kwargs.get(env_id, {}))))
+    verifications = Verifications(max_client=max_client_verifications, max_queued=max_queued_verifications,
+                                  env_verifier=env_verifiers)
     if process is not None:
         from agentgym.server.siblings import SharedCapacity  # flock and mmap: one machine's processes
 
@@ -255,6 +260,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                 probing.cancel()
             await store.close_all()
             verifications.shutdown()
+            if env_verifiers is not None:
+                await asyncio.to_thread(env_verifiers.close)
             if env_pool is not None:
                 await asyncio.to_thread(env_pool.shutdown)
 

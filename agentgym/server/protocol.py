@@ -156,7 +156,9 @@ class BatchCreateResponse(BaseModel):
 
 
 class VerifyRequest(_Strict):
-    verifier: str = Field(examples=["qa_em"])
+    verifier: str = Field(examples=["qa_em"], description=(
+        "A verifier by name (qa_em, math, ...), or env:<env id>: that served env's own verifier, with task "
+        "{'task_id': ...} naming one of its tasks."))
     prediction: str | None
     task: dict[str, Any] = Field(description="The gold data the verifier needs, e.g. {'golden_answers': [...]}.")
 

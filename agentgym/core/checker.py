@@ -46,11 +46,18 @@ def _check_same(local: str, remote: str, turn: int) -> None:
                               "version differs from this machine's")
 
 
-def check_env(env: gym.Env, *, n_tasks: int = 3, seed: int = 0, skip_gym_checker: bool = False) -> dict[str, Any]:
+#: tasks the oracle must solve unless told otherwise: every task of the split up to this many (the scaffold's tests
+#: check as many; a check of 3 passed envs whose 4th task the oracle could not solve)
+DEFAULT_ORACLE_TASKS = 100
+
+
+def check_env(env: gym.Env, *, n_tasks: int = DEFAULT_ORACLE_TASKS, seed: int = 0,
+              skip_gym_checker: bool = False) -> dict[str, Any]:
     """Check an agentgym env, in process or a ``RemoteEnv``; raise ``EnvCheckFailed`` naming the first broken check.
 
     Runs Gymnasium's ``check_env``, then: reset/step determinism for a seed, the
-    oracle solves ``n_tasks`` sampled tasks with reward 1, an empty answer scores 0,
+    oracle solves ``n_tasks`` sampled tasks (default: every task of the split, up to 100) with reward 1, an empty
+    answer scores 0,
     a malformed action is an observation (not an exception), and step after the
     end raises ``ResetNeeded``. A ``RemoteEnv`` is checked through its server: the
     oracle's actions come from a local env made with the same id and kwargs and

@@ -201,3 +201,15 @@ def test_a_tool_marked_sandbox_runs_in_the_sandbox_not_in_process():
     output = function_tool(where).fn(path=os.path.abspath(__file__))
     pid, seen = output.split()
     assert int(pid) != os.getpid() and seen == "False"  # another process, which cannot see the host's files
+
+
+def test_check_env_checks_the_oracle_on_every_task_by_default():
+    """check_env checked the oracle on 3 tasks while the scaffold's tests checked 100: an oracle wrong on the 4th
+    task passed. By default it now checks every task of the split, up to 100."""
+    tasks = [{"question": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(6)]
+    broken = agentgym.ToolEnv(tasks=tasks, verifier="qa",
+                              oracle=lambda task, turn: {"answer": "wrong" if task["question"].startswith("What is 4")
+                                                         else task["answer"]})
+    with pytest.raises(agentgym.errors.EnvCheckFailed):
+        agentgym.check_env(broken)
+    assert len(agentgym.check_env(agentgym.ToolEnv(tasks=tasks, verifier="qa"))["oracle_solved"]) == 6

@@ -211,9 +211,9 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     but an eighth of ``max_sessions``), and the env threads serve clients fairly (``threads.py``).
     ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
     does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
-    ``probe_envs``: make and reset one env of each id in the background at start (``agentgym serve`` does): an env
-    whose sessions all fail (a broken task list) makes ``/healthz`` say ``degraded`` with the reason, as does an
-    env whose last session failed to open.
+    ``probe_envs``: make one env of each id in the background at start and read its task list (``agentgym serve``
+    does; ``SessionStore.probe``): an env whose sessions all fail (a broken task list) makes ``/healthz`` say
+    ``degraded`` with the reason, as does an env whose last session failed to open.
     """
     ws_limits = WebSocketLimits(default_idle_timeout_s(session_ttl_s) if ws_idle_timeout_s is None
                                 else ws_idle_timeout_s, max_ws_per_client)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
-from agentgym.errors import (AgentGymError, CapacityReached, ConfigError, EnvNotFound, ResetNeeded, SessionLost,
-                             VerifierUnavailable)
+from agentgym.errors import (AgentGymError, CapacityReached, ConfigError, DataError, EnvNotFound, ResetNeeded,
+                             SessionLost, VerifierUnavailable)
 from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.clients import CURRENT_CLIENT
@@ -225,13 +225,20 @@ class SessionStore:
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def probe(self) -> None:
-        """Make and reset one env of each served id (with the operator's kwargs) and close it, one at a time, off the
-        event loop: an env whose every session would fail (a broken task list) shows in ``failing`` at once."""
+        """Make one env of each served id (with the operator's kwargs), read its task list and build its first
+        task's prompt, then close it, one at a time, off the event loop: an env whose every session would fail (a
+        broken or empty task list, a prompt its tasks cannot fill) shows in ``failing`` at once. Nothing a reset
+        starts (a browser, a sandbox) is started."""
         for env_id in self.env_ids:
             def once(env_id: str = env_id) -> None:
                 env = self._make_env(env_id, load_env_class(env_id), dict(self.server_kwargs.get(env_id, {})))
                 try:
-                    env.reset(seed=0)
+                    inner = env.unwrapped
+                    tasks = inner.tasks.tasks(inner.split)
+                    if not tasks:
+                        raise DataError(f"its split {inner.split!r} has no tasks")
+                    if _pure_prompt(inner):  # an env's own build_prompt may need its reset (ALFWorld's game)
+                        inner.build_prompt(tasks[0])
                 finally:
                     env.close()
 
@@ -470,6 +477,14 @@ class SessionStore:
 
 
 _Pooled = tuple[Any, Any]  # ((method, args), then(session, answer) -> result), or (None, result)
+
+
+def _pure_prompt(env: Any) -> bool:
+    """Whether ``env`` builds a task's prompt from the task alone (``AgentEnv``'s or ``ToolEnv``'s template)."""
+    from agentgym.core.env import AgentEnv
+    from agentgym.envs.toolenv import ToolEnv
+
+    return type(env).build_prompt in (AgentEnv.build_prompt, ToolEnv.build_prompt)
 
 
 def _step(session: Session, action: Any, step_id: int | None) -> dict[str, Any]:

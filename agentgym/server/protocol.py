@@ -200,8 +200,8 @@ class HealthResponse(BaseModel):
     processes: list[ProcessHealth] | None = Field(default=None, description=(
         "With agentgym serve --processes N: each process, and the sessions it holds."))
     envs_failing: dict[str, str] | None = Field(default=None, description=(
-        "Envs whose last session could not be opened, or whose probe at start failed (agentgym serve makes and "
-        "resets one of each): env id -> why. status is degraded while any is listed."))
+        "Envs whose last session could not be opened, or whose probe at start failed (agentgym serve makes one of "
+        "each and reads its task list): env id -> why. status is degraded while any is listed."))
     ray: dict[str, Any] | None = Field(default=None, description=(
         "With agentgym serve --ray: the Ray pool's nodes, their env hosts (pid, sessions; why a lost one died) and "
         "their per-node session limits. status is degraded while a host of a live node is lost."))

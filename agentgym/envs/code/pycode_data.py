@@ -46,6 +46,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agentgym.core.pyparse import parse
 from agentgym.core.task import Task, TaskList, find_split_files, load_split_files
 from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 
@@ -99,7 +100,7 @@ def docstring_tests(prompt: str, entry_point: str) -> list[str]:
     ['assert inc(1) == 2']
     """
     try:
-        functions = [node for node in ast.walk(ast.parse(prompt))
+        functions = [node for node in ast.walk(parse(prompt))
                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point]
         docstring = ast.get_docstring(functions[0]) if functions else None
     except SyntaxError:
@@ -117,7 +118,7 @@ def docstring_tests(prompt: str, entry_point: str) -> list[str]:
             continue
         try:
             ast.literal_eval(want)
-            tree = ast.parse(source, mode="eval")
+            tree = parse(source, mode="eval")
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             continue
         if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point
@@ -141,7 +142,7 @@ def _split_check(test: str, entry_point: str, where: str) -> tuple[str, str, lis
     that call); the asserts are empty when ``check``'s body is not made of asserts only.
     """
     try:
-        module = ast.parse(test)
+        module = parse(test)
     except SyntaxError as e:
         raise DataError(f"{where}: 'test' is not valid Python ({e.msg}, line {e.lineno}).") from e
     checks = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
@@ -166,7 +167,7 @@ def _prompt_helpers(prompt: str, entry_point: str) -> str:
     """The prompt's module-level code besides the entry point's stub: imports and helpers such as HumanEval/38's
     ``encode_cyclic``, which the test calls (upstream runs the test in the same module as the prompt)."""
     try:
-        module = ast.parse(prompt)
+        module = parse(prompt)
     except SyntaxError:
         return ""
     return "\n".join(ast.unparse(node) for node in module.body  # unparse keeps a helper's decorators
@@ -223,13 +224,13 @@ def _humaneval_task(record: Mapping[str, Any], *, split: str, index: int, where:
 def _mbpp_entry_point(tests: list[str], code: str, where: str) -> str:
     """The function the tests call: one the solution defines if any, else the first non-builtin."""
     try:
-        defined = {node.name for node in ast.parse(code).body
+        defined = {node.name for node in parse(code).body
                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     except SyntaxError:
         defined = set()
     for test in tests:
         try:
-            tree = ast.parse(test)
+            tree = parse(test)
         except SyntaxError:
             continue
         called = [node.func.id for node in ast.walk(tree)

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
+from agentgym.core.pyparse import parse
 from agentgym.envs.swe.workspace import Workspace
 from agentgym.errors import SandboxError
 from agentgym.verifiers.score import Score
@@ -93,7 +94,7 @@ def isolation_blocker(instance: Mapping[str, Any], sources: Mapping[str, str], *
             return f"{test}'s file is not among the test files"
         if path not in trees:
             try:
-                trees[path] = ast.parse(sources[path])
+                trees[path] = parse(sources[path])
             except SyntaxError as e:
                 return f"{path} does not parse ({e.msg})"
             reason = _module_blocker(path, trees[path])

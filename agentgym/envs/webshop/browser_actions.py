@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentgym.core.pyparse import parse
 from agentgym.core.formats import ActionFormat, ParsedAction, TagsFormat, ToolResult
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.webshop.chromium import SHOP_ORIGIN
@@ -89,7 +90,7 @@ def _call_node(chunk: str, start: int) -> ast.Call | None:
         if end == 0:
             return None
         try:
-            node = ast.parse(chunk[start:end], mode="eval").body
+            node = parse(chunk[start:end], mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a ")" inside a string, or not the end of the call yet
         return node if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None

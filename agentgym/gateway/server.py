@@ -4,9 +4,7 @@ foreground)."""
 
 from __future__ import annotations
 
-import socket
 import threading
-import time
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
@@ -93,22 +91,11 @@ class GatewayServer:
         return create_app(self.gateway, mcp=mcp)
 
     def start(self, timeout_s: float = 30.0) -> GatewayServer:
-        import uvicorn
+        from agentgym.core.background_server import start_uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="agentgym-gateway", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise ConfigError(f"The gateway did not start on {self.url} within {timeout_s} s.")
-            time.sleep(0.01)
+        self._server, self._thread, self.port = start_uvicorn(
+            self.app(), host=self.host, port=self.port, name="agentgym-gateway", timeout_s=timeout_s,
+            timeout_keep_alive=30, failed=lambda why: ConfigError(f"The gateway {why}."))
         return self
 
     def wait(self) -> None:

@@ -29,9 +29,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
-import socket
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -339,21 +337,11 @@ class ShopServer:
         return self._thread is not None and self._thread.is_alive() and not self._server.should_exit
 
     def start(self, timeout_s: float = 10.0) -> ShopServer:
-        import uvicorn
+        from agentgym.core.background_server import start_uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="agentgym-webshop-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise ToolError(f"The shop server did not start on 127.0.0.1:{self.port} within {timeout_s} s.")
-            time.sleep(0.005)
+        self._server, self._thread, self.port = start_uvicorn(
+            self.app, name="agentgym-webshop-server", timeout_s=timeout_s, lifespan="off",
+            failed=lambda why: ToolError(f"The shop server {why}."))
         return self
 
     def stop(self, timeout_s: float = 5.0) -> None:

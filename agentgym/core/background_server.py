@@ -1,7 +1,7 @@
 """``start_uvicorn``: an ASGI app served by uvicorn on a daemon thread of this process, on a port of its own.
 
 What the WebShop env's shop server and the model gateway (``eval --agent``) both need: bind first (port 0 picks a
-free one), then wait until uvicorn says it started, or fail with the caller's error.
+free one), then wait until uvicorn says it started, or fail with the caller's error; ``stop_uvicorn`` ends it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["start_uvicorn"]
+__all__ = ["start_uvicorn", "stop_uvicorn"]
 
 
 def start_uvicorn(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str, timeout_s: float,
@@ -35,3 +35,11 @@ def start_uvicorn(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str
             raise failed(f"did not start on {host}:{port} within {timeout_s} s")
         time.sleep(0.005)
     return server, thread, port
+
+
+def stop_uvicorn(server: Any, thread: threading.Thread | None, timeout_s: float) -> None:
+    """Ask ``server`` (from ``start_uvicorn``) to exit and wait up to ``timeout_s`` for its thread."""
+    if server is not None:
+        server.should_exit = True
+    if thread is not None:
+        thread.join(timeout_s)

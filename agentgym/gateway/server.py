@@ -104,8 +104,7 @@ class GatewayServer:
             self._thread.join(0.5)
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout_s)
+        from agentgym.core.background_server import stop_uvicorn
+
+        stop_uvicorn(self._server, self._thread, timeout_s)
         self._thread = None

@@ -345,10 +345,9 @@ class ShopServer:
         return self
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout_s)
+        from agentgym.core.background_server import stop_uvicorn
+
+        stop_uvicorn(self._server, self._thread, timeout_s)
         self._thread = None
 
 

@@ -39,7 +39,8 @@ from agentgym.gateway.chat import call_text
 from agentgym.gateway.session import ToolSession
 from agentgym.policies.base import Policy
 
-__all__ = ["AgentPolicy", "AgentSpec", "AgentTask", "load_agent", "play_agent_episode", "run_agent_plan"]
+__all__ = ["AgentPolicy", "AgentRun", "AgentSpec", "AgentTask", "load_agent", "play_agent_episode", "run_agent",
+           "run_agent_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -229,38 +230,42 @@ def _run_command(command: str, task: AgentTask, tools_url: str, timeout_s: float
     return done.stdout.strip()
 
 
-def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn: Callable[[AgentTask], Any] | None,
-                       gateway: Any, base_url: str, policy: AgentPolicy, remote: str | None = None,
-                       timeout_s: float = 600.0, require_model: bool = True,
-                       envs: dict[str, Any] | None = None, warm: threading.Event | None = None) -> EpisodeResult:
-    """One episode with the agent: reset the env, open a rollout with its tool session, run the agent, score.
+@dataclass
+class AgentRun:
+    """What one agent run left: the env's tool session, the gateway's record of its model calls, and its error."""
 
-    ``warm`` is set once the agent's first model request reached the gateway (or the episode ended)."""
-    start = time.perf_counter()
-    rollout_id = f"ep{planned.episode}-s{planned.sample}-{os.urandom(4).hex()}"
-    session = rollout = None
-    error = None
+    session: ToolSession | None = None
+    rollout: Any = None
+    error: str | None = None
+    #: the error came from the env or the harness (its env should be replaced), not from the agent
+    env_failed: bool = False
+
+
+def run_agent(env: Any, options: dict[str, Any], seed: int, *, spec: AgentSpec, fn: Callable[[AgentTask], Any] | None,
+              gateway: Any, base_url: str, has_mcp: bool, rollout_id: str, env_id: str, env_kwargs: dict[str, Any],
+              timeout_s: float = 600.0, require_model: bool = True, metadata: dict[str, Any] | None = None,
+              warm: threading.Event | None = None) -> AgentRun:
+    """Reset ``env`` (``options``: the task), open rollout ``rollout_id`` with its tool session, run the agent,
+    end the episode with its answer. The eval and the trainer play every agent episode through here.
+
+    ``warm`` is set once the agent's first model request reached the gateway (or the run ended)."""
+    run = AgentRun()
     try:
-        env = _env(planned, remote, envs)
-        observation, info = env.reset(seed=planned.seed, options={"split": planned.split,
-                                                                  "index": planned.task_index})
-        session = ToolSession(env, observation, info)
-        rollout = gateway.create_rollout(rollout_id, session=session,
-                                         metadata={"env_id": planned.env_id, "episode": planned.episode})
+        observation, info = env.reset(seed=seed, options=options)
+        run.session = session = ToolSession(env, observation, info)
+        run.rollout = rollout = gateway.create_rollout(rollout_id, session=session, metadata=metadata)
         if warm is not None and not warm.is_set():
-            first = rollout
-            threading.Thread(target=lambda: (first.requested.wait(timeout_s), warm.set()), daemon=True).start()
+            threading.Thread(target=lambda: (rollout.requested.wait(timeout_s), warm.set()), daemon=True).start()
         task = AgentTask(prompt=session.prompt, base_url=f"{base_url}/rollouts/{rollout_id}/v1",
                          model=gateway.model_name, tools=session.openai_tools(), call_tool=session.call_tool,
-                         mcp_url=f"{base_url}/rollouts/{rollout_id}/mcp" if policy.has_mcp else None,
-                         env_id=planned.env_id,
-                         task_id=str(info.get("task_id", "")), split=planned.split, seed=planned.seed,
-                         rollout_id=rollout_id, env_kwargs=dict(planned.env_kwargs))
+                         mcp_url=f"{base_url}/rollouts/{rollout_id}/mcp" if has_mcp else None, env_id=env_id,
+                         task_id=str(info.get("task_id", "")), seed=seed, rollout_id=rollout_id,
+                         split=str(info.get("split") or options.get("split") or ""), env_kwargs=dict(env_kwargs))
         if fn is not None:
             answer = _run_function(fn, task, timeout_s)
         else:
-            answer = _run_command(spec.command, task, f"{base_url}/rollouts/{rollout_id}/tools",  # type: ignore[arg-type]
-                                  timeout_s)
+            answer = _run_command(spec.command, task,  # type: ignore[arg-type]
+                                  f"{base_url}/rollouts/{rollout_id}/tools", timeout_s)
         if answer is not None and not isinstance(answer, str):
             raise _AgentFailure(f"AgentError: the agent returned a {type(answer).__name__}; return the final answer "
                                 "as text, or None when a tool call ended the episode")
@@ -270,19 +275,41 @@ def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn
         if not session.ended and answer is not None:
             session.answer(answer)
     except _AgentFailure as e:
-        error = str(e)
+        run.error = str(e)
     except Exception as e:  # noqa: BLE001 - the env's or harness's failure: this episode's error
-        error = f"{type(e).__name__}: {e}"
-        if envs is not None:
-            _drop_envs(envs)
+        run.error, run.env_failed = f"{type(e).__name__}: {e}", True
     finally:
-        if rollout is not None and not rollout.closed:
+        if run.rollout is not None and not run.rollout.closed:
             gateway.close_rollout(rollout_id)
         if warm is not None:
             warm.set()
-    if error is not None:
-        log.warning("%s episode %d: %s", planned.env_id, planned.episode, error)
-    return _result(planned, key, policy, session, rollout, error, wall_s=time.perf_counter() - start,
+    return run
+
+
+def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn: Callable[[AgentTask], Any] | None,
+                       gateway: Any, base_url: str, policy: AgentPolicy, remote: str | None = None,
+                       timeout_s: float = 600.0, require_model: bool = True,
+                       envs: dict[str, Any] | None = None, warm: threading.Event | None = None) -> EpisodeResult:
+    """One eval episode with the agent (:func:`run_agent`), as an ``EpisodeResult``."""
+    start = time.perf_counter()
+    try:
+        env = _env(planned, remote, envs)
+    except Exception as e:  # noqa: BLE001 - the env could not be made: this episode's error
+        if warm is not None:
+            warm.set()
+        run = AgentRun(error=f"{type(e).__name__}: {e}", env_failed=True)
+    else:
+        run = run_agent(env, {"split": planned.split, "index": planned.task_index}, planned.seed, spec=spec, fn=fn,
+                        gateway=gateway, base_url=base_url, has_mcp=policy.has_mcp,
+                        rollout_id=f"ep{planned.episode}-s{planned.sample}-{os.urandom(4).hex()}",
+                        env_id=planned.env_id, env_kwargs=dict(planned.env_kwargs), timeout_s=timeout_s,
+                        require_model=require_model, warm=warm,
+                        metadata={"env_id": planned.env_id, "episode": planned.episode})
+    if run.env_failed and envs is not None:
+        _drop_envs(envs)
+    if run.error is not None:
+        log.warning("%s episode %d: %s", planned.env_id, planned.episode, run.error)
+    return _result(planned, key, policy, run.session, run.rollout, run.error, wall_s=time.perf_counter() - start,
                    remote=remote)
 
 

@@ -10,6 +10,7 @@ next call extends its own row of the previous batch and reuses its KV cache.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import queue
 import threading
@@ -49,7 +50,8 @@ class Engine:
     """Runs queued requests through ``generator`` in batches on one thread."""
 
     def __init__(self, generator: Generator, *, gather_s: float = 0.05, max_wait_s: float = 2.0,
-                 max_rows: int = 64, expected: Callable[[], int] | None = None) -> None:
+                 max_rows: int = 64, expected: Callable[[], int] | None = None,
+                 context: Callable[[], Any] | None = None) -> None:
         self.generator = generator
         self.tokenizer = generator.tokenizer
         self.gather_s = gather_s
@@ -57,6 +59,8 @@ class Engine:
         self.max_rows = max_rows
         #: how many requests to wait for before starting a batch (open rollouts); None: gather by time only
         self.expected = expected
+        #: a context manager around each generation (the trainer's bf16 autocast: it is per thread)
+        self.context = context or contextlib.nullcontext
         self.stats = {"batches": 0, "rows": 0, "generate_s": 0.0}
         self._queue: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
         self._closed = threading.Event()
@@ -121,8 +125,9 @@ class Engine:
         generator.temperature, generator.top_p = first.temperature, first.top_p
         start = time.perf_counter()
         try:
-            turns = generator.generate(contexts, stops=stops, max_new_tokens=first.max_tokens,
-                                       seed=_seed("gateway", *(r.seed for r in group)))
+            with self.context():
+                turns = generator.generate(contexts, stops=stops, max_new_tokens=first.max_tokens,
+                                           seed=_seed("gateway", *(r.seed for r in group)))
         except BaseException as e:  # noqa: BLE001 - the model's failure fails these requests, not the engine
             log.exception("generation failed for a batch of %d rows", len(contexts))
             for request in group:

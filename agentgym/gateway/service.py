@@ -64,7 +64,8 @@ class Gateway:
     """Rollouts and chat completions over one engine (or an upstream endpoint)."""
 
     def __init__(self, *, model_name: str, engine: Engine | None = None, upstream: Any = None,
-                 default_max_tokens: int = 512, context_tokens: int = 8192) -> None:
+                 default_max_tokens: int = 512, context_tokens: int = 8192,
+                 sampling: Mapping[str, Any] | None = None) -> None:
         if (engine is None) == (upstream is None):
             raise ValueError("A gateway needs exactly one backend: engine= (a local model) or upstream=.")
         self.model_name = model_name
@@ -73,6 +74,8 @@ class Gateway:
         self.tokenizer = engine.tokenizer if engine is not None else None
         self.default_max_tokens = default_max_tokens
         self.context_tokens = context_tokens
+        #: the trainer's sampling (temperature, top_p; max_tokens a cap) in place of what each request asks
+        self.forced = dict(sampling or {})
         self.rollouts: dict[str, Rollout] = {}
         self.sessions: dict[str, ToolSession] = {}
         self._order: dict[str, int] = {}
@@ -165,6 +168,10 @@ class Gateway:
                     or _integer(body, "max_tokens", self.default_max_tokens, 1, self.context_tokens),
                     "n": _integer(body, "n", 1, 1, MAX_N), "seed": _integer(body, "seed", None, 0, 2**63 - 1),
                     "stop": list(_stops(body.get("stop")))}
+        if self.forced:
+            cap = self.forced.get("max_tokens")
+            sampling.update({k: v for k, v in self.forced.items() if k != "max_tokens"},
+                            **({"max_tokens": min(sampling["max_tokens"], cap)} if cap else {}))
         started = time.perf_counter()
         if self.upstream is not None:
             return self.upstream.chat(self, body, rollout, messages, tools, started)

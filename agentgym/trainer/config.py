@@ -124,6 +124,19 @@ class TrainConfig:
     vllm_gpu_memory_utilization: float = field(default=0.3, metadata=_doc(
         "Share of GPU memory vLLM may take in colocate mode."))
 
+    agent: str | None = field(default=None, metadata=_doc(
+        "Train your own agent in its own loop: a function FILE.py:FUNCTION or module:FUNCTION taking a task "
+        "(prompt, base_url, model, tools, call_tool), as `agentgym eval --agent` runs it; its model calls go "
+        "through a gateway serving the policy being trained, and GRPO trains on the tokens it sampled "
+        "(docs/training.md).", metavar="FILE_OR_MODULE:FUNCTION"))
+    agent_cmd: str | None = field(default=None, metadata=_doc(
+        "Your agent as a program (prompt on stdin, OPENAI_BASE_URL and AGENTGYM_* in its environment, answer on "
+        "stdout), in place of --agent.", metavar="CMD"))
+    agent_timeout: float = field(default=600.0, metadata=_doc("An agent's wall-time limit per rollout, in seconds."))
+    agent_retries: int = field(default=1, metadata=_doc(
+        "Times a rollout whose agent failed (raised, timed out) is played again before it is left out of its "
+        "group (never trained as reward 0)."))
+
     def __post_init__(self) -> None:
         # frozen: the one normalisation happens here, before the checks
         object.__setattr__(self, "env", [self.env] if isinstance(self.env, str) else self.env)
@@ -137,6 +150,7 @@ class TrainConfig:
         if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
             raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
                               "URL.")
+        self._check_agent()
         if self.dynamic_sampling < 0:
             raise ConfigError(f"dynamic_sampling must be >= 0 (extra groups a step may play), got "
                               f"{self.dynamic_sampling!r}.")
@@ -155,6 +169,22 @@ class TrainConfig:
     @property
     def batch(self) -> int:
         return self.group_size * self.groups_per_step
+
+    def _check_agent(self) -> None:
+        """What a run with --agent cannot take: its agent writes its own messages and plays the env in process."""
+        if self.agent is None and self.agent_cmd is None:
+            return
+        if self.agent is not None and self.agent_cmd is not None:
+            raise ConfigError("Give one agent: --agent FILE_OR_MODULE:FUNCTION or --agent-cmd \"CMD\", not both.")
+        if self.system_prompt is not None:
+            raise ConfigError("system_prompt is for the built-in loop; an agent (--agent) writes its own messages: "
+                              "put the system prompt in your agent.")
+        if self.remote:
+            raise ConfigError("train --agent plays the envs in process (the agent's tools are its env session); "
+                              "drop remote=.")
+        if self.agent_timeout <= 0 or self.agent_retries < 0:
+            raise ConfigError(f"agent_timeout must be > 0 and agent_retries >= 0; got {self.agent_timeout!r} and "
+                              f"{self.agent_retries!r}.")
 
 
 def load_config(path: str | Path | None = None, *, config_type: type[Any] = TrainConfig, **overrides: Any) -> Any:

@@ -405,8 +405,13 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     )
     peft_config = lora_config(config)
     stats = RolloutStats()
-    rollouts = _Rollouts(config, tokenizer, stats, specs, strata)
-    trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
+    trainer_class, rollouts_class = GRPOTrainer, _Rollouts
+    if config.agent is not None or config.agent_cmd is not None:  # the user's agent plays, through a gateway
+        from agentgym.trainer.agent import agent_rollouts, agent_trainer_class
+
+        trainer_class, rollouts_class = agent_trainer_class(), agent_rollouts(_Rollouts)
+    rollouts = rollouts_class(config, tokenizer, stats, specs, strata)
+    trainer = trainer_class(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[MetricsLog(config, stats, console)])
     trainer.remove_callback(PrinterCallback)  # its raw dicts: MetricsLog writes them to the log instead
@@ -489,6 +494,10 @@ def train(config: TrainConfig, *, console: Any = None, model: Any = None, tokeni
     ``tokenizer`` replace ``config.model``'s (tests pass a tiny one)."""
     _require()
     check_envs(config)
+    if config.agent is not None:  # a bad agent spec fails before the model loads
+        from agentgym.eval.agent import load_agent
+
+        load_agent(config.agent)
     prewarm_workers(local=not config.remote)  # in-process envs: their verifier workers start while the model loads
     if console is not None:
         console.print(f"training {config.model} on {', '.join(config.env)}"

@@ -20,12 +20,15 @@ class RolloutStats:
     seconds: float = 0.0
     #: extra groups dynamic sampling played this step (their episodes are in ``episodes`` too)
     resampled_groups: int = 0
+    #: counters of the step the trainer adds to its metrics as they are (train --agent's fidelity counts)
+    extra: dict[str, float] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.episodes.clear()
         self.loss_masks.clear()
         self.seconds = 0.0
         self.resampled_groups = 0
+        self.extra.clear()
 
     def summary(self) -> dict[str, float | None]:
         """Means over the step's episodes; ``rollout_errors`` counts the failed ones (an env or grader raised),
@@ -53,4 +56,17 @@ class RolloutStats:
                 "tokens_masked": float(sum(e.tokens_masked for e in eps)),
                 "masked_share": (1.0 - sum(map(sum, self.loss_masks)) / completion_tokens
                                  if completion_tokens else None),
-                "rollout_time_s": self.seconds, "resampled_groups": float(self.resampled_groups)}
+                "rollout_time_s": self.seconds, "resampled_groups": float(self.resampled_groups),
+                **_agent_counts(eps), **self.extra}
+
+
+def _agent_counts(episodes: list[Episode]) -> dict[str, float]:
+    """``train --agent``'s counts (its episodes carry ``rows``): rollouts whose agent failed after its retries
+    (left out, never reward 0) and the retries played, model calls, branched calls and their re-encoded tokens."""
+    if not episodes or not all(hasattr(e, "rows") for e in episodes):
+        return {}
+    return {"agent_errors": float(sum(e.failed for e in episodes)),
+            "agent_retries": float(sum(getattr(e, "retries", 0) for e in episodes)),
+            "agent_calls": sum(getattr(e, "calls", 0) for e in episodes) / len(episodes),
+            "branches": float(sum(getattr(e, "branches", 0) for e in episodes)),
+            "reencoded_tokens": float(sum(getattr(e, "reencoded_tokens", 0) for e in episodes))}

@@ -1,13 +1,28 @@
-"""A plain `openai`-client agent loop: `agentgym eval --agent examples/agents/openai_loop.py:agent`."""
+"""A plain `openai`-client agent loop: `agentgym eval --agent examples/agents/openai_loop.py:agent`.
+
+`tooluse_agent` is the same loop with one worked tool call in front of the task (a few-shot history): the agent
+`agentgym train --agent examples/agents/openai_loop.py:tooluse_agent` teaches to use MathTool's python tool
+(docs/training.md)."""
 
 import json
 
 from openai import OpenAI
 
+EXAMPLE = [  # a few-shot history: the task, one tool call, its output, the answer
+    {"role": "system", "content": "You solve arithmetic with the python tool: call it, then answer with the number "
+                                  "it prints."},
+    {"role": "user", "content": "Solve the following multiplication: 1234 * 5678. Give only the result as your "
+                                "final answer."},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "type": "function", "function": {
+        "name": "python", "arguments": '{"code": "print(1234 * 5678)"}'}}]},
+    {"role": "tool", "tool_call_id": "call_0", "content": "7006652"},
+    {"role": "assistant", "content": "7006652"},
+]
 
-def agent(task, max_turns=8, max_tokens=256):
+
+def agent(task, max_turns=8, max_tokens=256, history=()):
     client = OpenAI(base_url=task.base_url, api_key=task.api_key)
-    messages = [{"role": "user", "content": task.prompt}]
+    messages = [*history, {"role": "user", "content": task.prompt}]
     for _ in range(max_turns):
         reply = client.chat.completions.create(model=task.model, messages=messages, tools=task.tools or None,
                                                max_tokens=max_tokens, temperature=0)
@@ -23,3 +38,7 @@ def agent(task, max_turns=8, max_tokens=256):
             output = task.call_tool(call.function.name, arguments)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
     return message.content or ""
+
+
+def tooluse_agent(task):
+    return agent(task, max_turns=3, max_tokens=48, history=EXAMPLE)

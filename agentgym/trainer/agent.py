@@ -1,0 +1,362 @@
+"""``agentgym train --agent``: GRPO on the tokens the user's own agent sampled through the gateway.
+
+Each step plays ``groups_per_step`` tasks x ``group_size`` rollouts of the agent (a function or a command, as
+``agentgym eval --agent`` runs it), every model call through an in-process gateway serving the policy being
+trained. The env's verifier scores each rollout; the gateway's record gives its samples (one per leaf of the
+rollout's call tree: ``token_ids``, ``loss_mask`` 1 exactly on sampled ids, the sampler's ``logprobs``), and
+those are what TRL trains on: the loss only where ``loss_mask`` is 1, the recorded log-probabilities as the old
+policy's (the ratio and its clip), every branch of a rollout a row with the rollout's advantage.
+
+Before each loss the ids TRL will feed are checked against the recorded ids (``token_mismatches``, which must be 0:
+anything else stops the run); ``reencoded_tokens`` counts the prompt tokens of branched calls (earlier turns the
+agent sent back as text, encoded again). A rollout whose agent failed is played again (``agent_retries`` times),
+then left out of its group's baseline like any failed episode (``agent_errors``): never trained as reward 0. A
+sample longer than ``max_completion_tokens`` is cut there and scores 0, as the built-in loop's over-budget episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.errors import RolloutError
+from agentgym.lm.rollout import Episode, Generator, TaskSpec
+from agentgym.trainer.config import TrainConfig
+
+__all__ = ["AgentEpisode", "AgentRollouts", "advantages", "agent_rollouts", "agent_trainer_class", "episode_from_run",
+           "expand", "leaf_rows"]
+
+logger = logging.getLogger("agentgym.trainer")
+
+
+@dataclass
+class Row:
+    """One sample the loss sees: a leaf of a rollout's call tree, cut at the token limit."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    mask: list[int]
+    logprobs: list[float]
+    #: the recorded ids this row must feed (prompt + completion), for the fidelity check
+    recorded: list[int]
+
+
+@dataclass
+class AgentEpisode(Episode):
+    """An agent's rollout as an episode (its last sample's tokens), with every sample of its call tree."""
+
+    rows: list[Row] = field(default_factory=list)
+    calls: int = 0
+    branches: int = 0
+    reencoded_tokens: int = 0
+    retries: int = 0
+
+
+def leaf_rows(rollout: Any, *, limit: int) -> tuple[list[Row], bool]:
+    """The rollout's samples as loss rows (``limit``: most tokens after the prompt), and whether any was cut.
+
+    A passed-through (text-only) rollout has no token record to train on: ``RolloutError``."""
+    if rollout.text_only:
+        raise RolloutError("A text-only rollout (a gateway passing calls through to --upstream) has no sampled "
+                           "token ids to train on; train against the in-process gateway (agentgym train --agent).")
+    rows, cut = [], False
+    for sample in rollout.samples():
+        ids, mask = sample["token_ids"], sample["loss_mask"]
+        start = mask.index(1) if 1 in mask else len(ids)
+        completion = ids[start:]
+        if len(completion) > limit:
+            completion, cut = completion[:limit], True
+        n = len(completion)
+        rows.append(Row(prompt_ids=list(ids[:start]), completion_ids=list(completion), mask=list(mask[start:start + n]),
+                        logprobs=[0.0 if p is None else float(p) for p in sample["logprobs"][start:start + n]],
+                        recorded=list(ids[:start + n])))
+    return rows, cut
+
+
+def _reencoded(rollout: Any) -> int:
+    """Prompt tokens of the rollout's branched calls: turns the agent sent back as text, encoded again."""
+    return sum(len(call.prompt_ids) for call in rollout.calls if call.branched)
+
+
+def episode_from_run(spec: TaskSpec, run: Any, *, limit: int, retries: int = 0) -> AgentEpisode:
+    """An ``AgentEpisode`` of one agent run (``agentgym.eval.agent.AgentRun``): failed when the agent or the env
+    failed (reward None to TRL), scored by the env's verifier otherwise; 0 when a sample outgrew ``limit``."""
+    session, rollout = run.session, run.rollout
+    episode = AgentEpisode(spec=spec, prompt_ids=[], retries=retries, error=run.error,
+                           prompt=session.prompt if session is not None else "")
+    if rollout is not None:
+        episode.calls = len(rollout.calls)
+        episode.branches = sum(c.branched for c in rollout.calls)
+        episode.model_texts = [c.choices[0].text for c in rollout.calls if c.choices]
+        episode.model_turns = [list(c.choices[0].ids) for c in rollout.calls if c.choices]
+    if session is not None:
+        info = session.info
+        episode.task_id = str(info.get("task_id", "")) or None
+        episode.info = dict(info)
+        episode.turns = int(info.get("turn", 0))
+        episode.tool_calls = sum(step.name != "answer" for step in session.steps)
+        episode.observations = [step.observation for step in session.steps]
+    if run.error is not None or rollout is None:
+        return episode
+    episode.rows, episode.over_budget = leaf_rows(rollout, limit=limit)
+    episode.reencoded_tokens = _reencoded(rollout)
+    if not episode.rows:
+        episode.error = "AgentError: the rollout has no model call to train on"
+        return episode
+    last = episode.rows[-1]
+    episode.prompt_ids, episode.completion_ids = last.prompt_ids, last.completion_ids
+    episode.mask, episode.logprobs = last.mask, last.logprobs
+    episode.terminated, episode.truncated = session.terminated, session.truncated or not session.ended
+    verification = session.info.get("verification", {})
+    episode.reward = 0.0 if episode.over_budget else float(session.reward)
+    episode.success = bool(verification.get("correct", False)) and not episode.over_budget
+    return episode
+
+
+class AgentRollouts:
+    """The ``rollout_func`` of ``train --agent``: each step's rollouts played by the user's agent through a gateway
+    in this process that serves the policy being trained (a fresh generator each step: new weights, no stale
+    cache). Mixed into the built-in ``_Rollouts`` by :func:`agent_rollouts`."""
+
+    config: TrainConfig
+    tokenizer: Any
+    stats: Any
+    envs: dict[str, list[Any]]
+
+    def _agent_setup(self) -> None:
+        from agentgym.eval.agent import AgentSpec, load_agent
+
+        self.agent = AgentSpec(target=self.config.agent, command=self.config.agent_cmd)
+        self.fn = load_agent(self.agent.target) if self.agent.target is not None else None
+        self.gateway: Any = None
+        self.server: Any = None
+        self.warm = threading.Event()  # the first rollout ever runs alone until its first model request
+        self.pending: dict[str, Any] | None = None
+        self.played: list[AgentEpisode] = []
+
+    def _generator(self, trainer: Any) -> Generator:
+        from agentgym.gateway.engine import Engine
+        from agentgym.gateway.server import GatewayServer
+        from agentgym.gateway.service import Gateway
+
+        generator: Any = super()._generator(trainer)  # type: ignore[misc]
+        if hasattr(generator, "logprobs"):
+            generator.logprobs = True
+        if self.gateway is None:
+            engine = Engine(generator, context=self._autocast)
+            self.gateway = Gateway(model_name=self.config.model, engine=engine, default_max_tokens=self.config.
+                                   max_turn_tokens, sampling={"temperature": self.config.temperature,
+                                                              "top_p": self.config.top_p,
+                                                              "max_tokens": self.config.max_turn_tokens})
+            self.server = GatewayServer(self.gateway).start()
+        else:
+            self.gateway.engine.generator = generator
+        return generator
+
+    def _autocast(self) -> Any:
+        import contextlib
+
+        import torch
+
+        if not (self.bf16 and self.config.backend != "vllm"):  # type: ignore[attr-defined]
+            return contextlib.nullcontext()
+        return torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16)
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        if self.pending is not None:  # the trainer's override played the step already (rows expanded)
+            out, self.pending = self.pending, None
+            return out
+        return super().__call__(prompts, trainer)  # type: ignore[misc]
+
+    def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
+        from agentgym.eval.agent import run_agent
+
+        envs = self._envs(specs)  # type: ignore[attr-defined]
+        start = time.perf_counter()
+        episodes: list[AgentEpisode | None] = [None] * len(specs)
+        seed0 = self.config.seed * 1_000_003 + self.calls  # type: ignore[attr-defined]
+        limit = self.config.max_completion_tokens
+
+        def play(i: int) -> None:
+            spec, env = specs[i], envs[i]
+            for attempt in range(self.config.agent_retries + 1):
+                if not self.warm.is_set() and i:
+                    self.warm.wait()
+                run = run_agent(env, spec.reset_options(), spec.seed + seed0 + i, spec=self.agent, fn=self.fn,
+                                gateway=self.gateway, base_url=self.server.url, has_mcp=self.server.has_mcp,
+                                rollout_id=f"s{self.calls}-r{i}-a{attempt}-{os.urandom(3).hex()}",  # type: ignore
+                                env_id=spec.env, env_kwargs=dict(self.config.env_kwargs),
+                                timeout_s=self.config.agent_timeout, warm=self.warm if i == 0 else None,
+                                metadata={"env_id": spec.env, "rollout": i})
+                self.gateway.close_rollout(run.rollout.id, forget=True) if run.rollout is not None else None
+                if run.error is None or run.env_failed or attempt == self.config.agent_retries:
+                    break
+                logger.warning("An agent rollout of %s failed (%s); playing it again.", spec.key, run.error)
+            episodes[i] = episode_from_run(spec, run, limit=limit, retries=attempt)
+
+        threads = [threading.Thread(target=play, args=(i,), name=f"agentgym-train-agent-{i}", daemon=True)
+                   for i in range(len(specs))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        played: list[Episode] = [e for e in episodes if e is not None]
+        self.calls += 1  # type: ignore[attr-defined]
+        self.stats.episodes += played
+        self.stats.seconds += time.perf_counter() - start
+        self._replace_failed(envs, played)  # type: ignore[attr-defined]
+        return played
+
+    def step(self, prompts: list[Any], trainer: Any) -> list[AgentEpisode]:
+        """Play the step (dynamic sampling included) and keep TRL's columns, one row per sample, for the
+        ``rollout_func`` call that follows; returns the step's rollouts, one per prompt."""
+        import json
+
+        specs = [TaskSpec(**json.loads(p)) for p in prompts]
+        generator = self._generator(trainer)
+        episodes = self._play(specs, generator)
+        if self.config.dynamic_sampling:
+            episodes = self._resample(episodes, generator)  # type: ignore[attr-defined]
+        return episodes  # type: ignore[return-value]
+
+    def close(self) -> None:
+        super().close()  # type: ignore[misc]
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.gateway is not None:
+            self.gateway.close()
+            self.gateway = None
+
+
+def agent_rollouts(base: type) -> type:
+    """``_Rollouts`` with the agent's playing mixed in (the built-in class stays the agent-free one)."""
+
+    class _AgentRollouts(AgentRollouts, base):  # type: ignore[misc, valid-type]
+        def __init__(self, config: TrainConfig, *args: Any, **kwargs: Any) -> None:
+            # the agent's tools are the env's dict actions, whatever the recipe's text format
+            config = dataclasses.replace(config, env_kwargs={**config.env_kwargs, "action_format": "dict"})
+            base.__init__(self, config, *args, **kwargs)
+            self._agent_setup()
+
+    return _AgentRollouts
+
+
+@dataclass
+class StepRows:
+    """A step's rows for TRL: which rollout each row is of (None: padding) and the columns."""
+
+    rollout_of: list[int | None]
+    rows: list[Row | None]
+
+
+def expand(episodes: Sequence[AgentEpisode], multiple: int) -> StepRows:
+    """One row per sample of each rollout (a failed rollout: one empty row), padded with empty rows to a multiple
+    of ``multiple`` (TRL splits the batch into equal accumulation steps and groups rewards by group size)."""
+    rollout_of: list[int | None] = []
+    rows: list[Row | None] = []
+    for i, episode in enumerate(episodes):
+        kept = episode.rows if not episode.failed and episode.rows else [None]
+        rollout_of += [i] * len(kept)
+        rows += kept
+    while len(rows) % multiple:
+        rollout_of.append(None)
+        rows.append(None)
+    return StepRows(rollout_of, rows)
+
+
+def advantages(rewards: Sequence[float | None], group_size: int, scale: str) -> list[float]:
+    """Each rollout's advantage, as TRL computes it for one row per rollout: the reward minus its group's mean,
+    over the group's (``scale="group"``) or the batch's (``"batch"``) std (+1e-4), or unscaled (``"none"``);
+    failed rollouts (None) are out of the baseline and get 0."""
+    import math
+    import statistics
+
+    def std(values: list[float]) -> float:
+        return statistics.stdev(values) if len(values) > 1 else 0.0
+
+    scored = [r for r in rewards if r is not None]
+    batch_std = std(scored)
+    out: list[float] = []
+    for g in range(0, len(rewards), group_size):
+        group = rewards[g:g + group_size]
+        values = [r for r in group if r is not None]
+        mean = sum(values) / len(values) if values else math.nan
+        spread = batch_std if scale == "batch" else std(values)
+        for r in group:
+            if r is None or not values:
+                out.append(0.0)
+                continue
+            a = r - mean
+            out.append(a / (spread + 1e-4) if scale != "none" else a)
+    return out
+
+
+def agent_trainer_class() -> type:
+    """TRL's ``GRPOTrainer`` whose generation step plays the agent's rollouts and trains on their samples: rows
+    expanded to one per sample, each with its rollout's advantage and its recorded log-probabilities as the old
+    policy's, and the fidelity check before the loss."""
+    import math
+
+    import torch
+    from trl import GRPOTrainer
+
+    class AgentGRPOTrainer(GRPOTrainer):  # type: ignore[misc, valid-type]
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+            rollouts = self.rollout_func
+            if self.use_vllm and self.state.global_step != self._last_loaded_step:  # new weights before playing
+                self.vllm_generation.sync_weights()
+                self._last_loaded_step = self.state.global_step
+            episodes = rollouts.step([x["prompt"] for x in inputs], self)
+            if len(episodes) != len(inputs):
+                raise RolloutError(f"The agent step played {len(episodes)} rollouts for {len(inputs)} prompts.")
+            size = self.num_generations
+            multiple = math.lcm(size, self.args.steps_per_generation)
+            plan = expand(episodes, multiple)
+            eos = rollouts.tokenizer.eos_token_id
+            empty = Row(prompt_ids=[eos], completion_ids=[eos], mask=[0], logprobs=[0.0], recorded=[])
+            rows = [row or empty for row in plan.rows]
+            rollouts.stats.loss_masks += [r.mask for r in rows]
+            rollouts.pending = {
+                "prompt_ids": [r.prompt_ids or [eos] for r in rows], "completion_ids": [r.completion_ids or [eos]
+                                                                                        for r in rows],
+                "env_mask": [r.mask or [0] for r in rows], "logprobs": [r.logprobs or [0.0] for r in rows],
+                "env_reward": [None if k is None or episodes[k].failed else episodes[k].reward
+                               for k in plan.rollout_of]}
+            expanded = [inputs[k if k is not None else 0] for k in plan.rollout_of]
+            out = super()._generate_and_score_completions(expanded)
+            rewards = [None if e.failed else e.reward for e in episodes]
+            per_rollout = advantages(rewards, size, str(self.scale_rewards))
+            device = out["completion_ids"].device
+            out["advantages"] = torch.tensor([0.0 if k is None else per_rollout[k] for k in plan.rollout_of],
+                                             dtype=torch.float32, device=device)
+            width = out["completion_ids"].shape[1]
+            out["old_per_token_logps"] = torch.tensor(
+                [(r.logprobs + [0.0] * width)[:width] for r in rows], dtype=torch.float32, device=device)
+            self._check_fidelity(out, plan, rows, episodes)
+            return out
+
+        def _check_fidelity(self, out: dict[str, Any], plan: StepRows, rows: list[Row],
+                            episodes: Sequence[AgentEpisode]) -> None:
+            mismatches = 0
+            for i, row in enumerate(rows):
+                if plan.rows[i] is None:
+                    continue
+                fed = [*out["prompt_ids"][i][out["prompt_mask"][i].bool()].tolist(),
+                       *out["completion_ids"][i][: len(row.completion_ids)].tolist()]
+                mismatches += sum(a != b for a, b in zip(fed, row.recorded)) + abs(len(fed) - len(row.recorded))
+            stats = self.rollout_func.stats
+            stats.extra["token_mismatches"] = stats.extra.get("token_mismatches", 0.0) + mismatches
+            stats.extra["samples"] = stats.extra.get("samples", 0.0) + sum(r is not None for r in plan.rows)
+            if mismatches:
+                raise RolloutError(f"{mismatches} token ids TRL would train on differ from the ids the gateway "
+                                   "recorded; refusing to train on tokens the policy did not sample.")
+
+    return AgentGRPOTrainer
+

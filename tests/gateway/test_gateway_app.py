@@ -97,6 +97,43 @@ def test_n_choices_and_the_one_the_agent_keeps(scripted):
     assert sorted(s["calls"] for s in record.samples()) == [[0], [0, 1]]
 
 
+def test_a_trainers_gateway_samples_as_the_recipe_says_whatever_the_agent_asks(smollm2_tokenizer):
+    """``train --agent``'s gateway: the recipe's temperature and top_p for every call (an agent asking for greedy
+    still explores), max_tokens capped at the recipe's turn budget, and each batch under the trainer's context
+    (its bf16 autocast is per thread)."""
+    import contextlib
+
+    from conftest import ScriptedGenerator
+
+    from agentgym.gateway.engine import Engine
+    from agentgym.gateway.service import Gateway
+
+    class Recording(ScriptedGenerator):
+        def generate(self, contexts, *, stops, max_new_tokens, seed):
+            seen.append((self.temperature, self.top_p, max_new_tokens, entered[-1]))
+            return super().generate(contexts, stops=stops, max_new_tokens=max_new_tokens, seed=seed)
+
+    seen, entered = [], [False]
+
+    @contextlib.contextmanager
+    def context():
+        entered.append(True)
+        yield
+        entered.append(False)
+
+    gateway = Gateway(model_name="m", engine=Engine(Recording(smollm2_tokenizer, ["A.", "B."]), gather_s=0.001,
+                                                    context=context),
+                      sampling={"temperature": 0.5, "top_p": 0.9, "max_tokens": 48})
+    try:
+        gateway.create_rollout("r")
+        gateway.chat({"messages": [{"role": "user", "content": "Hi"}], "temperature": 0, "max_tokens": 256}, "r")
+        gateway.chat({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8}, "r")
+        assert seen == [(0.5, 0.9, 48, True), (0.5, 0.9, 8, True)]
+        assert gateway.rollout("r").calls[0].sampling["temperature"] == 0.5  # the record says what was sampled
+    finally:
+        gateway.close()
+
+
 def test_a_stop_string_ends_the_content_and_the_ids_stay_as_sampled(scripted, smollm2_tokenizer):
     gateway, generator, url = scripted("one two STOP three", "four.")
     gateway.create_rollout("r4")

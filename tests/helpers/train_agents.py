@@ -70,3 +70,13 @@ def long_talker(task):
     """One call asking for 12 tokens."""
     _ask(task, [{"role": "user", "content": task.prompt}], max_tokens=12)
     return _answer(task)
+
+
+def flat_first_group(task):
+    """The first step's first group (rollouts 0 and 1) answers wrong: no signal there; every later play as
+    ``half_right``."""
+    found = re.match(r"s(\d+)-r(\d+)-", task.rollout_id)
+    _ask(task, [{"role": "user", "content": task.prompt}])
+    if found[1] == "0" and int(found[2]) < 2:
+        return "-1"
+    return _answer(task)

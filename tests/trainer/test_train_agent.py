@@ -23,7 +23,8 @@ ENV = "agentgym/MathTool-v0"
 def _trainer(tmp_path, tokenizer, agent: str, *, model=None, **overrides):
     config = TrainConfig(**{"env": [ENV], "output_dir": str(tmp_path / "run"), "group_size": 2, "groups_per_step": 2,
                             "steps": 1, "max_turn_tokens": 6, "max_completion_tokens": 400, "learning_rate": 1e-2,
-                            "save_steps": 100, "agent": f"{AGENTS}:{agent}", "temperature": 1.0, **overrides})
+                            "save_steps": 100, "agent": f"{AGENTS}:{agent}" if agent else None, "temperature": 1.0,
+                            **overrides})
     specs = [TaskSpec(ENV, task_id=f"gsm8k-train-{i:05d}") for i in range(4)]
     model = model if model is not None else tiny_model(tokenizer, seed=5)
     trainer, rollouts = build_trainer(config, model=model, tokenizer=tokenizer, specs=specs)
@@ -217,3 +218,52 @@ def test_train_cli_with_a_missing_agent_fails_before_the_model_loads(tmp_path):
     assert done.exit_code != 0 and isinstance(done.exception, ConfigError)  # main() prints it as one line
     assert "nope.py" in str(done.exception)
     assert not (tmp_path / "run" / "train_config.json").exists()
+
+
+def test_dynamic_sampling_replaces_a_group_without_signal(tmp_path, smollm2_tokenizer, monkeypatch):
+    trainer, rollouts, _ = _trainer(tmp_path, smollm2_tokenizer, "flat_first_group", dynamic_sampling=1)
+    seen, trl_step = _capture(trainer, rollouts)
+    _run(trainer, rollouts, seen, trl_step, monkeypatch)
+    [row] = _metrics(tmp_path)
+    assert row["resampled_groups"] == 1
+    [out] = seen["out"]
+    assert out["advantages"][0] != 0 and out["advantages"][2] != 0  # both groups now have a signal
+
+
+def test_lora_checkpoints_and_resume_with_an_agent(tmp_path, smollm2_tokenizer):
+    from agentgym.trainer.grpo import train
+
+    common = {"env": [ENV], "output_dir": str(tmp_path / "run"), "group_size": 2, "groups_per_step": 1,
+              "max_turn_tokens": 4, "learning_rate": 1e-2, "save_steps": 1, "agent": f"{AGENTS}:half_right",
+              "lora": True, "lora_r": 4, "lora_alpha": 8}
+    final = train(TrainConfig(**common, steps=1), model=tiny_model(smollm2_tokenizer, seed=6),
+                  tokenizer=smollm2_tokenizer)
+    assert (final / "config.json").is_file() and (tmp_path / "run" / "checkpoint-1").is_dir()
+    train(TrainConfig(**common, steps=2, resume=True), model=tiny_model(smollm2_tokenizer, seed=6),
+          tokenizer=smollm2_tokenizer)
+    assert [r["step"] for r in _metrics(tmp_path)] == [1, 2]  # step 1 from the checkpoint, step 2 trained
+
+
+def test_an_agent_command_trains_too(tmp_path, smollm2_tokenizer, monkeypatch):
+    """--agent-cmd: a program reading the prompt on stdin, calling OPENAI_BASE_URL, printing its answer: each
+    rollout trained on the one sample its call left."""
+    import sys
+    import textwrap
+
+    program = tmp_path / "agent.py"
+    program.write_text(textwrap.dedent("""
+        import json, os, sys, urllib.request
+        prompt = sys.stdin.read()
+        base = os.environ["OPENAI_BASE_URL"]
+        body = json.dumps({"model": os.environ["AGENTGYM_MODEL"], "max_tokens": 4,
+                           "messages": [{"role": "user", "content": prompt}]}).encode()
+        urllib.request.urlopen(urllib.request.Request(base + "/chat/completions", body,
+                                                      {"Content-Type": "application/json"})).read()
+        print("-1")
+    """))
+    trainer, rollouts, _ = _trainer(tmp_path, smollm2_tokenizer, "", agent_cmd=f"{sys.executable} {program}")
+    seen, trl_step = _capture(trainer, rollouts)
+    _run(trainer, rollouts, seen, trl_step, monkeypatch)
+    [row] = _metrics(tmp_path)
+    assert row["agent_errors"] == 0 and row["token_mismatches"] == 0 and row["samples"] == 4
+    assert [len(s) for s in seen["samples"]] == [1, 1, 1, 1]

@@ -219,6 +219,22 @@ def _name(run: Mapping[str, Any]) -> str:
     return str(run.get("name") or run.get("model") or run["policy"])
 
 
+_SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def _precision(run: Mapping[str, Any]) -> str:
+    """What a local model's episodes computed in (``fp32``, ``bf16``; ``fp32/bf16`` for a mixed run), from the
+    record's compute paths; "" for a run without one (an API model, a policy without a model)."""
+    dtypes = sorted({str(c["dtype"]) for c in run.get("compute") or [] if isinstance(c, dict) and c.get("dtype")})
+    return "/".join(_SHORT_DTYPES.get(d, d) for d in dtypes)
+
+
+def _display_name(run: Mapping[str, Any]) -> str:
+    """The row's name with its precision, unless the name says it already (a bf16 run's default name does)."""
+    name, precision = _name(run), _precision(run)
+    return f"{name} · {precision}" if precision and precision not in name else name
+
+
 def _mean_success(run: Mapping[str, Any]) -> float:
     rates = [e["success_rate"] for e in run["envs"].values()]
     return sum(rates) / len(rates)
@@ -342,6 +358,7 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
              ("- Rank: mean success over the suite's envs; `=N` marks a tie (same mean success and reward). "
               "Rows compare only within one env id (ids carry a version)."),
              "- *incomplete* runs (errored or unplayed episodes) are listed last and never ranked.",
+             "- A local model's row names the precision its episodes computed in (fp32, bf16): from their records.",
              ("- Flags: *reproducible* = greedy decoding, a recorded git commit and one compute path (kernel, "
               "dtype, batch size) for every local-model episode; "
               "*default-protocol* = no env kwargs overridden and the default action format."),
@@ -356,7 +373,7 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
                   + " | mean success | episodes | errors | date | flags |",
                   "|---:|---|" + "---|" * len(envs) + "---:|---:|---:|---|---|"]
         for rank, run in zip(_ranks(runs), runs):
-            cells = [rank, _md(_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
+            cells = [rank, _md(_display_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
             cells += [_md_cell(run["envs"].get(e)) for e in envs]
             cells += [f"{_pct(_mean_success(run))}%", _episodes_cell(run),
                       str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
@@ -433,7 +450,9 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
                    f'data-default-protocol="{str("default-protocol" in flags).lower()}">')
         out.append(f'<td data-value="{position}">{_e(rank)}</td>')
         policy = f' <span class="ci">{_e(run["policy"])}</span>' if run.get("model") else ""
-        out.append(f'<td class="name" data-value="{_e(name.lower())}">{_e(name)}{policy}</td>')
+        shown = _display_name(run)
+        out.append(f'<td class="name" data-value="{_e(name.lower())}" data-precision="{_e(_precision(run))}">'
+                   f'{_e(shown)}{policy}</td>')
         for env_id in envs:
             env = run["envs"].get(env_id)
             if env is None:

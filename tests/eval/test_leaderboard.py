@@ -322,3 +322,25 @@ def test_env_runs_are_ranked_only_with_runs_of_the_same_envs(tmp_path):
     assert set(tables) == {f"custom: {MATH}", f"custom: {SEARCH}"}
     assert "| 1 | c/math" in tables[f"custom: {MATH}"] and "| 2 | b/math" in tables[f"custom: {MATH}"]
     assert "| 1 | a/search" in tables[f"custom: {SEARCH}"] and "b/math" not in tables[f"custom: {SEARCH}"]
+
+
+def test_every_local_model_row_states_its_precision(tmp_path):
+    """fp32 and bf16 runs of one model are told apart on the board; an API model's row claims no precision."""
+    def compute(dtype):
+        return {"compute": {"kernel": "x86:avx512", "dtype": dtype, "batch_size": 1}}
+
+    fp32 = submission([episode(MATH, i, correct=True, turns=1, **compute("float32")) for i in range(2)],
+                      model="SmolLM2-135M-Instruct", policy="smollm2")
+    bf16 = submission([episode(MATH, i, correct=False, turns=1, **compute("bfloat16")) for i in range(2)],
+                      model="SmolLM2-135M-Instruct bf16", policy="smollm2", date="2025-06-02")
+    api = submission([episode(MATH, i, correct=True, turns=1) for i in range(2)], model="org/api-model",
+                     date="2025-06-03")
+    for run in (fp32, bf16, api):
+        write_submission(run, tmp_path)
+    readme, page = build_leaderboard(tmp_path)
+    text = readme.read_text()
+    assert "SmolLM2-135M-Instruct · fp32 (smollm2)" in text
+    assert "SmolLM2-135M-Instruct bf16 (smollm2)" in text and "bf16 · bf16" not in text  # said once
+    assert "| org/api-model (openai) |" in text
+    html = page.read_text()
+    assert 'data-precision="fp32"' in html and 'data-precision="bf16"' in html and 'data-precision=""' in html

@@ -229,6 +229,8 @@ class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
         else:
             results = [self._run(call) for call in parsed.tool_calls]
             observation, error = self.action_format.render_results(results), None
+            if parsed.note:  # part of the turn was not read: never silently (an answer after a tool call)
+                observation += ("" if observation.endswith("\n") else "\n\n") + parsed.note
         outcome = None if parsed.error is not None else self.episode_outcome()
         terminated = parsed.is_final or outcome is not None
         truncated = not terminated and self._turn >= self.max_turns

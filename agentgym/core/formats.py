@@ -41,6 +41,8 @@ class ParsedAction:
     tool_calls: tuple[ToolCall, ...] = ()
     answer: str | None = None
     error: str | None = None
+    #: what of the turn was not read (an answer written after a tool call): the env says so with the results
+    note: str | None = None
 
     @property
     def is_final(self) -> bool:
@@ -127,13 +129,18 @@ class TagsFormat(ActionFormat):
         tag, body = match.group(1), match.group(2).strip()
         if tag == self.answer_tag:
             return ParsedAction(answer=body)
+        later = [m.group(1) for m in self._pattern(tools).finditer(_THINK.sub("", text), match.end())]
+        note = (f"Only the first action of a turn is read (<{tag}>); what followed it ("
+                f"{', '.join(f'<{t}>' for t in later)}) was not read: write one action per turn"
+                + (", and the final answer in a turn of its own." if self.answer_tag in later else ".")
+                if later else None)
         tool = tools[tag]
         arg = tool.primary_argument
         if arg is None:
-            return ParsedAction(tool_calls=(ToolCall(tag, {}),))
+            return ParsedAction(tool_calls=(ToolCall(tag, {}),), note=note)
         if not body:
             return ParsedAction(error=f"The <{tag}> tag is empty: put the {arg} between <{tag}> and </{tag}>.")
-        return ParsedAction(tool_calls=(ToolCall(tag, {arg: body}),))
+        return ParsedAction(tool_calls=(ToolCall(tag, {arg: body}),), note=note)
 
     def _help(self, tools: Mapping[str, Tool], *, prefix: str) -> str:
         uses = [f"to call {n}, put its {t.primary_argument or 'input'} between <{n}> and </{n}>"
@@ -192,7 +199,11 @@ class HermesFormat(ActionFormat):
             if problem:
                 return ParsedAction(error=f"Tool call {i + 1}: {problem}")
             calls.append(call)
-        return ParsedAction(tool_calls=tuple(calls))
+        outside = self._CALL.sub("", visible)
+        note = (f"Your <{self.answer_tag}> was not read: a turn that calls tools gets their results; give the final "
+                f"answer in a turn of its own, without a tool call."
+                if re.search(rf"<{self.answer_tag}>.*?</{self.answer_tag}>", outside, re.DOTALL) else None)
+        return ParsedAction(tool_calls=tuple(calls), note=note)
 
     def render_call(self, call: ToolCall, tools: Mapping[str, Tool]) -> str:
         payload = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)

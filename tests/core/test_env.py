@@ -68,6 +68,26 @@ def test_step_runs_tool_then_answer_ends_with_verification():
     assert info["verification"] == {"reward": 1.0, "correct": True, "details": {"answer": "8"}}
 
 
+@pytest.mark.parametrize("fmt, text", [
+    ("tags", "<add>2+6</add><answer>8</answer>"),
+    ("hermes", '<tool_call>{"name": "add", "arguments": {"expr": "2+6"}}</tool_call> <answer>8</answer>'),
+])
+def test_an_answer_after_a_tool_call_is_never_dropped_silently(fmt, text):
+    """One action a turn: the tool runs, and the observation says the answer written after it was not read
+    (a user's SQL agent wrote <run_sql>...</run_sql><answer>...</answer> and lost its answer without a word)."""
+    env = AddEnv(action_format=fmt)
+    env.reset(options={"task_id": "t2"})
+    obs, reward, terminated, _, info = env.step(text)
+    assert not terminated and reward == 0.0
+    assert [(c["name"], c["arguments"]) for c in info["tool_calls"]] == [("add", {"expr": "2+6"})]
+    assert "8" in obs and "<answer>" in obs and "not read" in obs and "turn of its own" in obs
+    obs, reward, terminated, _, _ = env.step(env.action_format.render_answer("8"))
+    assert terminated and reward == 1.0
+    env.reset(options={"task_id": "t2"})
+    obs, *_ = env.step(env.action_format.render_call(ToolCall("add", {"expr": "2+6"}), env.tools))
+    assert "not read" not in obs  # one action: nothing to say
+
+
 def test_malformed_action_is_observation_and_counts_a_turn():
     env = AddEnv(max_turns=2)
     env.reset(seed=0)

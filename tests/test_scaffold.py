@@ -216,6 +216,37 @@ def test_a_single_file_through_import_evaluates_and_serves(tmp_path):
         assert reset["observation"]["text"] == observation
 
 
+@requires_server
+@requires_smollm2
+@pytest.mark.slow
+def test_an_env_only_the_server_has_is_made_and_evaluated_without_its_file(tmp_path):
+    """The user served a single-file env and evaluated it from another machine: gym.make(id, remote=) and
+    eval --remote needed the file imported on the client too. Now agentgym.make(id, remote=URL) gives a RemoteEnv,
+    and eval --remote plans with what the server says (split, task count, env digest); --policy oracle, which
+    reads the env's own code, says so in one line."""
+    path = write_capitals(tmp_path, "capitals", "byo/ServerOnlyCapitals-v0")
+    with serving("byo/ServerOnlyCapitals-v0", "--import", str(path)) as (url, _):
+        env = agentgym.make("byo/ServerOnlyCapitals-v0", remote=url)  # never imported in this process
+        try:
+            observation, _ = env.reset(seed=0, options={"split": "test", "index": 0})
+            assert env.step({"answer": "Lima" if "Peru" in observation else "Nairobi"})[1:3] == (1.0, True)
+        finally:
+            env.close()
+        described = httpx.post(f"{url}/v1/envs/describe", json={"env_id": "byo/ServerOnlyCapitals-v0"}).json()
+        assert described["tasks"] == 2 and described["split"] in described["splits"] and described["env_digest"]
+        bad = httpx.post(f"{url}/v1/envs/describe", json={"env_id": "byo/ServerOnlyCapitals-v0", "split": "nope"})
+        assert bad.status_code == 422 and "no split 'nope'" in bad.json()["message"]
+        assert httpx.post(f"{url}/v1/envs/describe", json={"env_id": "byo/Nope-v0"}).status_code == 404
+        common = ["eval", "--remote", url, "--env", "byo/ServerOnlyCapitals-v0", "--episodes", "2",
+                  "--max-tokens", "8"]
+        done = agentgym_cli(*common, "--results", str(tmp_path / "r.jsonl"), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+        assert len(rows) == 2 and [r["error"] for r in rows] == [None, None] and len({r["task_id"] for r in rows}) == 2
+        done = agentgym_cli(*common, "--policy", "oracle", cwd=tmp_path)
+        assert done.returncode == 2 and "only the server's here" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_more_episodes_than_tasks_plays_each_task_once_and_the_intervals_count_tasks(tmp_path):
     """A user's env of 2 tasks and --episodes 30: repeats were silent and counted as 30 independent episodes
     ("1.00 [0.89, 1.00]"); now each task plays once, the run says so, and n and the interval are over 2 tasks.

@@ -92,6 +92,23 @@ def _wire(action: Any) -> Any:
         return None
 
 
+def describe_remote_env(base_url: str, env_id: str, *, kwargs: dict[str, Any] | None = None,
+                        split: str | None = None, token: str | None = None, timeout_s: float = 120.0,
+                        transport: httpx.BaseTransport | None = None) -> dict[str, Any]:
+    """What an ``agentgym serve`` says of one of its envs (``POST /v1/envs/describe``): ``split`` (the env's
+    default when None), ``splits``, ``tasks`` (the split's count) and ``env_digest``. The env's file or package
+    need not be here: the eval plans a remote run with it."""
+    calls = _Calls(env_id, base_url, token, kwargs, retries=0)
+    try:
+        with httpx.Client(base_url=calls.base_url, headers=calls.headers, timeout=timeout_s,
+                          transport=transport) as http:
+            return calls.check(http.post("/v1/envs/describe", json={"env_id": env_id, "kwargs": calls.env_kwargs,
+                                                                     "split": split}))
+    except _RETRYABLE as e:
+        raise RemoteEnvError(f"{calls.base_url}/v1/envs/describe unreachable: {e}", status_code=0,
+                             code="connection_error") from e
+
+
 class RemoteEnv(gym.Env[str, str]):
     """An agentgym env served by ``agentgym serve``, as a local ``gymnasium.Env``.
 

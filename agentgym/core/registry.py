@@ -124,7 +124,15 @@ def env_info(env_id: str) -> EnvInfo:
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
-    """``gym.make`` for agentgym ids, with a did-you-mean error for unknown ids."""
+    """``gym.make`` for agentgym ids, with a did-you-mean error for unknown ids. With ``remote=URL`` (an
+    ``agentgym serve``), an id registered only on the server is a ``RemoteEnv`` of it: its file or package need
+    not be here (``gym.make`` itself knows only ids registered in this process)."""
+    remote = kwargs.get("remote")
+    if isinstance(remote, str) and remote.startswith(("http://", "https://")) and env_id not in _REGISTERED:
+        from agentgym.client.remote import RemoteEnv
+
+        rest = {k: v for k, v in kwargs.items() if k not in ("remote", "token")}
+        return RemoteEnv(env_id, remote, token=kwargs.get("token"), env_kwargs=rest)
     env_info(env_id)
     return gym.make(env_id, **kwargs)
 

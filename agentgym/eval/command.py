@@ -19,7 +19,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from rich.table import Column, Table
 from rich.text import Text
 
-from agentgym.core.registry import env_info
+from agentgym.core.registry import env_ids, env_info
 from agentgym.errors import ConfigError
 from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
@@ -191,8 +191,14 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
     path starts afresh, and says so.
     """
     suite = request.selection()
+    on_server = request.remote is not None and request.remote.startswith(("http://", "https://"))
     for entry in suite.entries:
-        env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
+        if not on_server or entry.env_id in env_ids():  # the server's own ids: it says (plan) whether it has them
+            env_info(entry.env_id)  # an unknown id: did-you-mean, before a model is loaded
+        elif request.policy in ("oracle", "random", "empty") and request.agent_spec is None:
+            raise ConfigError(f"--policy {request.policy} reads the env's own code (it plays a local copy in "
+                              f"lockstep), and {entry.env_id} is only the server's here: import it (--import FILE, "
+                              "or install its package), or evaluate a model policy.")
     check_policy(request.policy, model=request.model)
     done = _everything_stored(request, suite, console)
     if done is not None:
@@ -209,7 +215,8 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
             check_policy(request.policy, policy, model=request.model)
         capped: list[tuple[str, int, int]] = []
         plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
-                             samples=request.samples, on_capped=lambda *c: capped.append(c))
+                             samples=request.samples, on_capped=lambda *c: capped.append(c),
+                             remote=request.remote)
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)
         stored = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
@@ -316,7 +323,8 @@ def _everything_stored(request: EvalRequest, suite: Suite, console: Console) -> 
         return None
     capped: list[tuple[str, int, int]] = []
     plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
-                         samples=request.samples, on_capped=lambda *c: capped.append(c))
+                         samples=request.samples, on_capped=lambda *c: capped.append(c),
+                         remote=request.remote)
     identity = fingerprint(request.policy, request.model)
     keys = [p.key(stand_in, identity) for p in plan]  # type: ignore[arg-type]
     latest = {str(r.get("key")): r for r in load_results(path)}

@@ -57,10 +57,21 @@ class PlannedEpisode:
                           sort_keys=True, separators=(",", ":"))
 
 
-def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any]) -> tuple[str, int, str]:
+def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any],
+                 remote: str | None = None) -> tuple[str, int, str]:
     """The split (``None``: the env's default), its number of tasks and the env's digest, from a local env: the
-    pre-flight check that the env can be made here (a missing extra fails now, before any episode)."""
+    pre-flight check that the env can be made here (a missing extra fails now, before any episode); from the
+    server for a run on an ``agentgym serve`` (``remote``: its URL)."""
     from agentgym.eval.envdigest import env_digest
+
+    if remote is not None and remote.startswith(("http://", "https://")):
+        from agentgym.client.remote import describe_remote_env
+
+        described = describe_remote_env(remote, env_id, kwargs=dict(env_kwargs), split=split)
+        if not described["tasks"]:
+            raise ConfigError(f"{env_id} split {described['split']!r} has no tasks on {remote}; choose another "
+                              "split.")
+        return described["split"], int(described["tasks"]), str(described["env_digest"])
 
     env = make(env_id, **env_kwargs)
     try:
@@ -91,8 +102,8 @@ def _sample_seed(seed: int, episode: int, sample: int) -> int:
 
 
 def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwargs: Mapping[str, Any] | None = None,
-                  samples: int = 1, on_capped: Callable[[str, int, int], None] | None = None
-                  ) -> list[PlannedEpisode]:
+                  samples: int = 1, on_capped: Callable[[str, int, int], None] | None = None,
+                  remote: str | None = None) -> list[PlannedEpisode]:
     """Every episode of ``entries``: episode ``i`` of an entry plays task ``i`` with seed ``seed + i``,
     ``samples`` times (sample ``j > 0`` with a seed derived from ``seed``, ``i`` and ``j``).
 
@@ -100,7 +111,9 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwarg
     from a local env); ``split=None`` is the env's default split. ``env_kwargs``
     apply to every entry, over its own. An entry asking for more episodes than its split has tasks plays each
     task once (repeats would be counted as independent evidence; ``samples`` asks for repeats, which are counted
-    per task): ``on_capped(label, asked, tasks)`` hears of it (default: a logged warning).
+    per task): ``on_capped(label, asked, tasks)`` hears of it (default: a logged warning). With ``remote`` (an
+    ``agentgym serve`` URL) the server says each entry's split, task count and env digest: the episodes are its
+    env's, and its file or package need not be here.
     """
     if samples < 1:
         raise ConfigError(f"samples must be >= 1 (rollouts per task), got {samples}.")
@@ -112,7 +125,7 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwarg
     plan = []
     for entry in items:
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
-        split, n_tasks, digest = _count_tasks(entry.env_id, entry.split, kwargs)
+        split, n_tasks, digest = _count_tasks(entry.env_id, entry.split, kwargs, remote)
         episodes = n_tasks if entry.episodes is None else entry.episodes
         if episodes > n_tasks:
             (on_capped or _log_capped)(entry.label, episodes, n_tasks)

@@ -434,6 +434,12 @@ def _add_routes(app: FastAPI, store: SessionStore, metrics: _Metrics, process: P
         return [{"id": i.id, "description": i.description, "extras": list(i.extras),
                  "client_kwargs": list(i.client_kwargs)} for i in infos]
 
+    @app.post("/v1/envs/describe", response_model=p.DescribeEnvResponse)
+    async def describe_env(body: p.DescribeEnvRequest) -> dict[str, Any]:
+        """A served env's split, task count and digest: what `agentgym eval --remote` plans with when the env is
+        only the server's (its file or package need not be on the client)."""
+        return await store.describe(body.env_id, body.kwargs, body.split)
+
     @app.post("/v1/sessions", response_model=p.CreateSessionResponse, status_code=201)
     async def create_session(body: p.CreateSessionRequest) -> dict[str, Any]:
         options = p.reset_options(body.options)

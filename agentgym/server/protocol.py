@@ -155,6 +155,21 @@ class BatchCreateResponse(BaseModel):
     results: list[BatchCreateResult]
 
 
+class DescribeEnvRequest(_Strict):
+    env_id: str = Field(description="A served env id.")
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="Env keyword arguments, as for a session.")
+    split: str | None = Field(default=None, max_length=200, description="A split (null: the env's default).")
+
+
+class DescribeEnvResponse(BaseModel):
+    env_id: str
+    split: str = Field(description="The split described (the env's default when none was asked).")
+    splits: list[str]
+    tasks: int = Field(description="How many tasks the split has.")
+    env_digest: str = Field(description="What the env is (code, tasks, kwargs as the server makes it): the eval's "
+                                        "resume key holds it (agentgym.eval.envdigest).")
+
+
 class VerifyRequest(_Strict):
     verifier: str = Field(examples=["qa_em"], description=(
         "A verifier by name (qa_em, math, ...), or env:<env id>: that served env's own verifier, with task "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import json
 import logging
 import math
 import secrets
@@ -109,6 +110,7 @@ class SessionStore:
         #: env id -> why its last session could not be made (a broken task list, a missing file); /healthz reports
         #: the server degraded while any is set. Cleared by the env's next session that opens.
         self.failing: dict[str, str] = {}
+        self._described: dict[str, dict[str, Any]] = {}  # describe(): per (env, kwargs, split)
 
     def capacity(self) -> dict[str, Any]:
         """Sessions open here and the limits, in all and per env (what /healthz reports); what is free is
@@ -223,6 +225,38 @@ class SessionStore:
                 return e
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def describe(self, env_id: str, kwargs: Mapping[str, Any], split: str | None) -> dict[str, Any]:
+        """A served env's split, its task count and its digest, as a session with ``kwargs`` would have them: what
+        a client plans an eval with when the env is only the server's (``agentgym eval --remote``). Off the loop,
+        cached per (env, kwargs, split)."""
+        if env_id not in self.env_ids:
+            raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
+        key = json.dumps([env_id, kwargs, split], sort_keys=True, default=str)
+        if key in self._described:
+            return self._described[key]
+
+        def run() -> dict[str, Any]:
+            from agentgym.eval.envdigest import env_digest
+
+            env_class = load_env_class(env_id)
+            all_kwargs = {**env_info(env_id).kwargs, **self.server_kwargs.get(env_id, {}), **kwargs}
+            self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
+            env = env_class(**all_kwargs)  # in this process, even with a Ray pool: only its task list is read
+            try:
+                inner = env.unwrapped
+                chosen = split or inner.split
+                splits = list(inner.tasks.splits())
+                if chosen not in splits:
+                    raise ApiError(422, "invalid_split", f"{env_id} has no split {chosen!r}; its splits are {splits}.")
+                n = len(inner.tasks.tasks(chosen))
+                return {"env_id": env_id, "split": chosen, "splits": splits, "tasks": n,
+                        "env_digest": env_digest(env_id, env, all_kwargs, chosen) if n else ""}
+            finally:
+                env.close()
+
+        described = self._described[key] = await asyncio.to_thread(run)
+        return described
 
     async def probe(self) -> None:
         """Make one env of each served id (with the operator's kwargs), read its task list and build its first

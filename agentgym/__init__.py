@@ -21,6 +21,7 @@ from agentgym.core.plugins import load_plugins as _load_plugins
 from agentgym.core.plugins import register
 from agentgym.core.registry import register_envs as _register_envs
 from agentgym.envs.toolenv import SingleTurnEnv, ToolEnv
+from agentgym.rubric import Part, Rubric
 from agentgym.envs import ENVS as _ENVS
 from agentgym.verifiers.score import Score
 
@@ -29,7 +30,11 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentEnv",
     "AsyncRemoteEnv",
+    "JudgeError",
+    "JudgeRubric",
+    "Part",
     "RemoteEnv",
+    "Rubric",
     "Score",
     "SingleTurnEnv",
     "Task",
@@ -55,4 +60,8 @@ def __getattr__(name: str):
         from agentgym.client import remote
 
         return getattr(remote, name)
+    if name in ("JudgeError", "JudgeRubric"):
+        from agentgym import judge
+
+        return getattr(judge, name)
     raise AttributeError(f"module 'agentgym' has no attribute {name!r}")

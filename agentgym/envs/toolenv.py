@@ -182,6 +182,7 @@ class ToolEnv(AgentEnv[str]):
         if duplicate:
             raise ConfigError(f"tools: two tools are named {duplicate[0]!r}; tool names must be unique.")
         self._verify = resolve_verifier(verifier, answer_column=self.columns["answer"])
+        self._rubric = verifier
         self.prompt_template = prompt_template or "{" + self.columns["question"] + "}"
         self.system_prompt = system_prompt
         if oracle is not None and not callable(oracle) and not isinstance(oracle, str):
@@ -217,6 +218,8 @@ class ToolEnv(AgentEnv[str]):
         return f"{prompt}\n\n{self.action_format.instructions(self._tools)}"
 
     def verify(self, outcome: str | None, task: Task) -> Score:
+        if getattr(self._rubric, "wants_transcript", False):  # a rubric part reads the episode, not the answer
+            return self._rubric(outcome, task.gold, transcript=list(self._transcript))
         return self._verify(outcome, task.gold)
 
     def oracle_action(self) -> str | Mapping[str, Any]:

@@ -36,8 +36,14 @@ _STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
 
 
 def _json(value: Any) -> Any:
-    """JSON text of ``value``; what JSON cannot carry is named by its type (never its address)."""
-    return json.dumps(value, sort_keys=True, default=lambda o: f"<{type(o).__module__}.{type(o).__qualname__}>")
+    """JSON text of ``value``; what JSON cannot carry is named by its ``digest_text()`` where it has one (a
+    rubric: its parts, weights, gates; a judge: its model and prompt digests), else by its type (never its
+    address)."""
+    def name(o: Any) -> str:
+        text = getattr(o, "digest_text", None)
+        return text() if callable(text) else f"<{type(o).__module__}.{type(o).__qualname__}>"
+
+    return json.dumps(value, sort_keys=True, default=name)
 
 
 def _file(obj: Any) -> Path | None:
@@ -85,6 +91,7 @@ def _builders(env: Any) -> Iterable[Any]:
         seen.add(id(fn))
         yield fn
         found.append(getattr(fn, "__wrapped__", None))
+        found += list(getattr(fn, "builders", lambda: ())())  # a rubric's part functions
         found += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or ()
                   if callable(getattr(cell, "cell_contents", None))]
 
@@ -124,8 +131,9 @@ def env_digest(env_id: str, env: Any, kwargs: Mapping[str, Any], split: str) -> 
     files = _code_files(inner, load_env_class(env_id))
     files |= _verifier_files(files)
     h = hashlib.sha256()
+    described = [_json(b) for b in _builders(inner) if hasattr(b, "digest_text")]  # a rubric, a judge
     h.update(_json([info.source, info.entry_point, _distribution_version(info.source),
-                    {k: v for k, v in kwargs.items()}]).encode())
+                    {k: v for k, v in kwargs.items()}, *([described] if described else [])]).encode())
     for path in sorted(files, key=lambda p: (p.name, p.read_bytes())):
         h.update(path.name.encode())
         h.update(hashlib.sha256(path.read_bytes()).digest())

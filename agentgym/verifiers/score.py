@@ -21,6 +21,9 @@ class Score:
     reward: float
     correct: bool
     details: dict[str, Any] = field(default_factory=dict)
+    #: a rubric's verdict: each part's score, weight and gate (``agentgym.Rubric``); None for other verifiers
+    parts: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reward": self.reward, "correct": self.correct, "details": dict(self.details)}
+        out = {"reward": self.reward, "correct": self.correct, "details": dict(self.details)}
+        return out if self.parts is None else {**out, "parts": dict(self.parts)}

@@ -231,6 +231,10 @@ def eval_cmd(
     = 600.0,
     allow_no_model: Annotated[bool, typer.Option(help="With --agent: an episode whose agent never called the "
                                                       "model is not an error (a scripted agent).")] = False,
+    rescore: Annotated[Optional[Path], typer.Option(
+        metavar="RESULTS", help="Score the episodes stored in RESULTS again with the envs' current verifiers (no "
+                                "model, no replay), given the run's --suite/--env and -k; writes "
+                                "RESULTS.rescored.jsonl beside it and prints what changed.")] = None,
 ) -> None:
     """Evaluate a policy on a suite (default: the real SmolLM2 model on `core`) and print per-env results."""
     from agentgym.eval.command import EvalRequest, run_eval, summary_table
@@ -238,6 +242,10 @@ def eval_cmd(
     from agentgym.policies import Sampling
 
     _import(imports)
+    if rescore is not None:
+        _rescore(rescore, EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), split=split,
+                                      env_kwargs=_parse_kwargs(kwarg or [])))
+        return
     if policy == "smollm2" or policy.startswith(("hf:", "vllm:")):
         _torch_threads(threads)
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
@@ -790,6 +798,24 @@ def doctor(strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if strict and not all(c.ok for c in checks):
         raise typer.Exit(1)
+
+
+def _rescore(path: Path, request: Any) -> None:
+    """``eval --rescore``: the stored episodes scored again; a line of what changed."""
+    from agentgym.eval.rescore import rescore
+
+    selection = request.selection()
+    entries = {e.label: (e.env_id, {**e.env_kwargs, **dict(request.env_kwargs or {})}) for e in selection.entries}
+    report = rescore(path, entries)
+
+    def pair(old: float | None, new: float | None) -> str:
+        return "-" if old is None or new is None else f"{old:.3f} -> {new:.3f}"
+
+    console.print(f"{report.rescored} episodes re-scored, {report.changed} changed (mean reward "
+                  f"{pair(report.old_mean, report.new_mean)}, success {pair(report.old_success, report.new_success)})"
+                  f"; {report.copied} copied unchanged -> {report.path}", highlight=False)
+    for env_id, why in sorted(report.unsupported.items()):
+        errors.print(f"{env_id}: not re-scored: {why}.", style="yellow", markup=False, highlight=False)
 
 
 def main() -> None:

@@ -119,3 +119,21 @@ def test_the_verify_examples_answer_as_shown():
                 found = response.text.find(piece, at)
                 assert found >= 0, f"{body}: the page shows {answer}, the server answers {response.text}"
                 at = found + len(piece)
+
+
+def test_the_rubric_example_runs_as_written_and_prints_what_the_page_says():
+    """docs/verifiers.md's rubric example, run verbatim: its printed rewards are the ones the page states."""
+    import contextlib
+    import io
+
+    text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
+    section = text.split("## Rubrics and judges", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.splitlines()) <= 22  # the issue's "20-line example"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/verifiers.md", "exec"), {"__name__": "docs_example"})  # noqa: S102 - our own docs
+    rewards = [line.split()[0] for line in out.getvalue().splitlines()]
+    assert rewards == ["1.00", "0.75", "0.00"]
+    after = section.split("```", 2)[2]
+    assert all(f"`{r}`" in after.split("**A part a model scores**")[0] for r in rewards)

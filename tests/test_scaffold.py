@@ -247,6 +247,34 @@ def test_an_env_only_the_server_has_is_made_and_evaluated_without_its_file(tmp_p
         assert done.returncode == 2 and "only the server's here" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_fixed_verifier_rescores_a_stored_run_without_replaying_it(tmp_path):
+    """The user fixed their verifier and could not re-score the run without playing it again: eval --rescore
+    scores the stored answers with the current verifier, writes a new file beside the old, and says what moved;
+    an env whose verdict needs the final state (WebShop's purchase) says it cannot."""
+    path = write_capitals(tmp_path, "capitals", "byo/RescoredCapitals-v0")
+    run = ["eval", "--import", str(path), "--env", "byo/RescoredCapitals-v0", "--policy", "oracle",
+           "--episodes", "2", "--results", str(tmp_path / "r.jsonl")]
+    assert agentgym_cli(*run, cwd=tmp_path).returncode == 0
+    before = (tmp_path / "r.jsonl").read_text()
+    assert [json.loads(line)["answer"] for line in before.splitlines()] == ["Lima", "Nairobi"]
+    path.write_text(path.read_text().replace('verifier="qa"', 'verifier=lambda answer, task: answer == "Lima"'))
+    done = agentgym_cli("eval", "--import", str(path), "--env", "byo/RescoredCapitals-v0", "--rescore",
+                        str(tmp_path / "r.jsonl"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "2 episodes re-scored, 1 changed (mean reward 1.000 -> 0.500, success 1.000 -> 0.500)" in said
+    assert (tmp_path / "r.jsonl").read_text() == before  # never overwritten
+    rows = [json.loads(line) for line in (tmp_path / "r.rescored.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in rows] == [1.0, 0.0] and rows[1]["rescored"]["reward"] == 1.0
+    shop = ["eval", "--env", "agentgym/WebShop-v0", "--policy", "oracle", "--episodes", "1", "--results",
+            str(tmp_path / "w.jsonl")]
+    assert agentgym_cli(*shop, cwd=tmp_path).returncode == 0
+    done = agentgym_cli("eval", "--env", "agentgym/WebShop-v0", "--rescore", str(tmp_path / "w.jsonl"), cwd=tmp_path)
+    assert done.returncode == 0 and "agentgym/WebShop-v0: not re-scored: its verdict needs the episode's final state" \
+        in " ".join(done.stderr.split())
+    assert "0 episodes re-scored, 0 changed" in " ".join(done.stdout.split())
+
+
 def test_more_episodes_than_tasks_plays_each_task_once_and_the_intervals_count_tasks(tmp_path):
     """A user's env of 2 tasks and --episodes 30: repeats were silent and counted as 30 independent episodes
     ("1.00 [0.89, 1.00]"); now each task plays once, the run says so, and n and the interval are over 2 tasks.

@@ -33,7 +33,7 @@ from typing import Any
 
 from agentgym.core.registry import make
 from agentgym.errors import ConfigError, describe
-from agentgym.eval.episode import EpisodeResult, provenance
+from agentgym.eval.episode import EpisodeResult, final_answer, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.gateway.chat import call_text
 from agentgym.gateway.session import ToolSession
@@ -365,7 +365,7 @@ def _result(planned: PlannedEpisode, key: str, policy: AgentPolicy, session: Too
         verification=verification, wall_s=round(wall_s, 4), transcript=_transcript(session, rollout),
         error=error, episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
         remote=remote, entry=planned.entry, sample=planned.sample,
-        samples=rollout.samples() if rollout is not None else None,
+        samples=rollout.samples() if rollout is not None else None, answer=final_answer(info, error),
         agent={"spec": policy.spec.target or policy.spec.command, "kind": "function" if policy.spec.target else
                "command", "source_sha256": policy.spec.source_digest,
                "rollout_id": rollout.id if rollout is not None else None, "rollout": summary},

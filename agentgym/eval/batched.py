@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from agentgym.core.registry import make
 from agentgym.policies.hf import TransformersPolicy
-from agentgym.eval.episode import EpisodeResult, provenance
+from agentgym.eval.episode import EpisodeResult, final_answer, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.lm.compute import kernel_path
 from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
@@ -86,7 +86,7 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         verification=verification, wall_s=round(wall_s, 4), transcript=transcript, error=episode.error,
         episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
         remote=remote, entry=planned.entry, sample=planned.sample, env_s=round(episode.env_s, 4),
-        generate_s=round(episode.generate_s, 4), compute=dict(compute), **origin)
+        generate_s=round(episode.generate_s, 4), compute=dict(compute), answer=final_answer(info, episode.error), **origin)
 
 
 def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: TransformersPolicy, *,

@@ -117,6 +117,9 @@ class EpisodeResult:
     samples: list[dict[str, Any]] | None = None
     #: an agent's episode: which agent (its spec, kind, source digest) and its rollout's counts; None otherwise
     agent: dict[str, Any] | None = None
+    #: the final answer as the env read it (``info["answer"]``; a world outcome's text), what ``eval --rescore``
+    #: scores again; None when the episode ended without one, and in older records
+    answer: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -219,7 +222,13 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
         reward=trace.reward, correct=bool(verification.get("correct", False)), turns=int(info.get("turn", 0)),
         tool_calls=trace.tool_calls, action_errors=trace.action_errors, truncated=trace.truncated,
         verification=verification, wall_s=round(time.perf_counter() - start, 4), transcript=trace.transcript,
-        error=error, **provenance(env_id, policy))
+        error=error, answer=final_answer(info, error), **provenance(env_id, policy))
+
+
+def final_answer(info: Mapping[str, Any], error: str | None) -> str | None:
+    """The episode's final answer for its record (``info["answer"]``), None for a failed or unanswered one."""
+    answer = info.get("answer") if error is None else None
+    return None if answer is None else str(answer)
 
 
 def provenance(env_id: str, policy: Policy) -> dict[str, Any]:

@@ -78,7 +78,19 @@ class JudgeRubric:
         self.transport = transport
         self.stats = {"hits": 0, "misses": 0, "calls": 0, "errors": 0}
         self._memory: dict[str, str] = {}
+        self.concurrency = concurrency
         self._slots = threading.BoundedSemaphore(concurrency)
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> JudgeRubric:
+        return self  # one judge (its cache, budget and slots) for every env made from a registration
+
+    def __getstate__(self) -> dict[str, Any]:  # pickled (a Ray env host): the locks are made anew there
+        return {k: v for k, v in self.__dict__.items() if k not in ("_slots", "_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._slots = threading.BoundedSemaphore(self.concurrency)
         self._lock = threading.Lock()
 
     # ---- identity ---------------------------------------------------------------------------------------

@@ -165,3 +165,39 @@ def test_eval_runs_the_qa_example_from_the_command_line(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     result = json.loads(summary.read_text())["byo/HandbookQA-v0"]
     assert result["episodes"] == 3 and result["mean_reward"] == 1.0 and result["errors"] == 0, result
+
+
+def test_the_open_ended_example_scores_with_an_exact_part_a_judged_part_and_a_gate(tmp_path, monkeypatch):
+    """examples/byo_explain.py: a rubric of a citation gate, an exact part and a judged part, its judge a scripted
+    OpenAI-compatible server on a real port; a rerun asks the judge nothing (its cache)."""
+    pytest.importorskip("starlette")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers.judge_server import judge
+
+    def reply(user, answers):
+        return "SCORE: 9" if "printer" in answers[0] else "SCORE: 2"
+
+    with judge(reply) as (url, requests):
+        monkeypatch.setenv("AGENTGYM_JUDGE_URL", url)
+        monkeypatch.setenv("AGENTGYM_JUDGE_MODEL", "scripted")
+        monkeypatch.setenv("AGENTGYM_JUDGE_CACHE", str(tmp_path / "cache"))
+        spec = importlib.util.spec_from_file_location("agentgym_example_byo_explain_judged", EXAMPLES / "byo_explain.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        env = agentgym.make("byo/ExplainHandbook-v0", action_format="tags")
+
+        def play(answer):
+            env.reset(options={"split": "test", "index": 0})
+            _, reward, _, _, info = env.step(f"<answer>{answer}</answer>")
+            return reward, info["verification"]["parts"]
+
+        reward, parts = play("Floor 3 [0]: the badge printer is there.")  # the oracle's answer
+        assert reward == pytest.approx((2 * 1.0 + 0.9) / 3) and parts["explains"]["score"] == 0.9
+        reward, parts = play("Floor 3 [0], because it is convenient.")
+        assert reward == pytest.approx((2 * 1.0 + 0.2) / 3)
+        reward, parts = play("Floor 3, the badge printer is there.")  # no citation: the gate
+        assert reward == 0.0 and parts["cites"]["passed"] is False
+        asked = len(requests)
+        assert play("Floor 3 [0]: the badge printer is there.")[0] > 0.9 and len(requests) == asked  # cached
+        assert module.JUDGE.stats["hits"] >= 1
+        env.close()

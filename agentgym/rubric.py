@@ -23,14 +23,18 @@ from typing import Any
 from agentgym.errors import ConfigError
 from agentgym.verifiers.score import Score
 
-__all__ = ["Part", "Rubric"]
+__all__ = ["ENV", "Part", "Rubric", "tags_format"]
+
+#: a part's function naming the env's own verdict
+ENV = "env"
 
 
 @dataclass(frozen=True)
 class Part:
     """One part of a rubric: ``fn(answer, task)`` (or ``fn(transcript, task)`` with ``on="transcript"``: the
     episode's ``[(kind, text), ...]``) returning a float in [0, 1], a bool or a ``Score``; or a built-in
-    verifier's name (``"qa"``, ``"math"``, ...). ``gate``: the part must score at least ``pass_at`` or the
+    verifier's name (``"qa"``, ``"math"``, ...), or ``"env"``: the env's own verdict, in a rubric given to a
+    built-in env (``gym.make(..., rubric=...)``). ``gate``: the part must score at least ``pass_at`` or the
     reward is 0 (its weight then plays no part in the mean)."""
 
     name: str
@@ -50,10 +54,17 @@ class Part:
             raise ConfigError(f"Part {self.name!r}: weight must be > 0 (a gate may have 0), got {self.weight!r}.")
         from agentgym.envs.toolenv import resolve_verifier
 
-        object.__setattr__(self, "_call", resolve_verifier(self.fn))
+        object.__setattr__(self, "_call", None if self.fn == ENV else resolve_verifier(self.fn))
 
-    def score(self, answer: Any, task: Mapping[str, Any], transcript: Sequence[Any] = ()) -> Score:
-        value = self._call(list(transcript) if self.on == "transcript" else answer, task)
+    def score(self, answer: Any, task: Mapping[str, Any], transcript: Sequence[Any] = (),
+              env_score: Score | None = None) -> Score:
+        if self._call is None:
+            if env_score is None:
+                raise ConfigError(f"Part {self.name!r} is the env's own verdict ('env'): give the rubric to a "
+                                  "built-in env (gym.make(..., rubric=...)), not as a ToolEnv's verifier.")
+            value = env_score
+        else:
+            value = self._call(list(transcript) if self.on == "transcript" else answer, task)
         if not 0.0 <= value.reward <= 1.0:
             raise ConfigError(f"Part {self.name!r} scored {value.reward!r}; a part scores in [0, 1].")
         return value
@@ -83,8 +94,9 @@ class Rubric:
         #: whether the env must hand over the episode's transcript (a part reads it)
         self.wants_transcript = any(p.on == "transcript" for p in parts)
 
-    def __call__(self, answer: Any, task: Mapping[str, Any], transcript: Sequence[Any] = ()) -> Score:
-        scores = {p.name: p.score(answer, task, transcript) for p in self.parts}
+    def __call__(self, answer: Any, task: Mapping[str, Any], transcript: Sequence[Any] = (),
+                 env_score: Score | None = None) -> Score:
+        scores = {p.name: p.score(answer, task, transcript, env_score) for p in self.parts}
         gates_pass = all(scores[p.name].reward >= p.pass_at for p in self.parts if p.gate)
         weighted = [(p.weight, scores[p.name].reward) for p in self.parts if not p.gate]
         mean = sum(w * s for w, s in weighted) / sum(w for w, _ in weighted)
@@ -107,4 +119,15 @@ class Rubric:
 
     @property
     def __signature__(self) -> inspect.Signature:  # resolve_verifier binds (answer, task)
-        return inspect.signature(lambda answer, task, transcript=(): None)
+        return inspect.signature(lambda answer, task, transcript=(), env_score=None: None)
+
+
+def tags_format(transcript: Sequence[Any], task: Mapping[str, Any]) -> float:
+    """A transcript part: the share of the episode's actions that follow the tags protocol (one known action a
+    turn, balanced tags, no ``<information>`` written by the model: ``agentgym.verifiers.check_tags_format``)."""
+    from agentgym.verifiers.format import check_tags_format
+
+    actions = [text for kind, text in transcript if kind == "action" and isinstance(text, str)]
+    if not actions:
+        return 0.0
+    return sum(check_tags_format(text, turn=True).reward for text in actions) / len(actions)

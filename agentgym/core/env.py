@@ -70,6 +70,10 @@ class EnvDefaults:
     max_turns: int = 8
     max_observation_chars: int = 8_000
     render_mode: Literal["ansi", "human"] | None = None
+    #: an ``agentgym.Rubric`` whose reward replaces the env's: ``Part(name, "env")`` is the env's own verdict, the
+    #: other parts score the outcome or the transcript (a format part beside correctness). The operator's, never a
+    #: remote client's.
+    rubric: Any = None
 
 
 _BASE_NAMES = frozenset(f.name for f in dataclasses.fields(EnvDefaults))
@@ -108,6 +112,9 @@ class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
         self.max_turns = settings.max_turns
         self.max_observation_chars = settings.max_observation_chars
         self.render_mode = settings.render_mode
+        if settings.rubric is not None and not hasattr(settings.rubric, "parts"):
+            raise ConfigError(f"rubric: expected an agentgym.Rubric, got {type(settings.rubric).__name__}.")
+        self.rubric = settings.rubric
         self.observation_space = TextSpace()
         self.action_space = TextSpace()
         self._tools: dict[str, Tool] = {t.name: t for t in self.make_tools()}
@@ -239,7 +246,10 @@ class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            score = self.verify(outcome if outcome is not None else self.default_outcome(), self._task)
+            final = outcome if outcome is not None else self.default_outcome()
+            score = self.verify(final, self._task)
+            if self.rubric is not None:  # the env's verdict as one part of a rubric
+                score = self.rubric(final, self._task.gold, self._transcript, env_score=score)
             reward = float(score.reward)
             info["verification"] = score.as_dict()
             # the wire form: the answer the agent wrote, or the world's outcome as text (a purchase as JSON)

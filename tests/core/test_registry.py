@@ -40,9 +40,9 @@ def test_import_is_light():
 
 def test_exported_members():
     assert agentgym.__all__ == sorted(agentgym.__all__)
-    assert set(agentgym.__all__) == {"AgentEnv", "AsyncRemoteEnv", "RemoteEnv", "Score", "SingleTurnEnv", "Task",
-                                     "TaskSource", "Tool", "ToolCall", "ToolEnv", "__version__", "check_env",
-                                     "env_ids", "make", "register", "tool"}
+    assert set(agentgym.__all__) == {"AgentEnv", "AsyncRemoteEnv", "JudgeError", "JudgeRubric", "Part", "RemoteEnv",
+                                     "Rubric", "Score", "SingleTurnEnv", "Task", "TaskSource", "Tool", "ToolCall",
+                                     "ToolEnv", "__version__", "check_env", "env_ids", "make", "register", "tool"}
     for name in agentgym.__all__:
         assert hasattr(agentgym, name)
 

@@ -168,3 +168,26 @@ def test_group_mode_scores_a_groups_answers_in_one_call_and_the_budget_holds():
     with judge(reply=lambda user, answers: "SCORES: 3") as (url, _):
         with pytest.raises(agentgym.JudgeError, match="with 2 integers"):
             agentgym.JudgeRubric(criteria="c", model="j", base_url=url, retries=0).score_group(["a", "b"], TASKS[0])
+
+
+def test_a_built_in_env_takes_a_rubric_over_its_own_verdict():
+    """Format and correctness as a rubric, not hand-mixed: SearchQA's own verdict is the 'env' part, a format
+    part reads the transcript; a remote client cannot set it (what counts as correct is the operator's)."""
+    from agentgym.core.registry import DEFAULT_CLIENT_KWARGS
+    from agentgym.rubric import tags_format
+
+    rubric = Rubric(Part("correct", "env", weight=9), Part("format", tags_format, on="transcript"))
+    env = agentgym.make("agentgym/SearchQA-v0", rubric=rubric)
+    inner = env.unwrapped
+    env.reset(seed=0, options={"split": "test", "index": 0})
+    gold = inner.task.gold["golden_answers"][0]
+    _, reward, terminated, _, info = env.step(f"<answer>{gold}</answer>")
+    assert terminated and reward == 1.0 and info["verification"]["parts"]["correct"]["score"] == 1.0
+    env.reset(seed=0, options={"split": "test", "index": 0})
+    env.step("<search>x</search><answer>y</answer>")  # two actions in a turn: badly formed
+    _, reward, *_, info = env.step(f"<answer>{gold}</answer>")
+    assert reward == pytest.approx((9 + 0.5) / 10) and info["verification"]["parts"]["format"]["score"] == 0.5
+    env.close()
+    assert "rubric" not in DEFAULT_CLIENT_KWARGS
+    with pytest.raises(ConfigError, match="the env's own verdict"):
+        _play(Rubric(Part("correct", "env")), "Lima")

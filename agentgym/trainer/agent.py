@@ -322,7 +322,7 @@ def agent_trainer_class() -> type:
             eos = rollouts.tokenizer.eos_token_id
             empty = Row(prompt_ids=[eos], completion_ids=[eos], mask=[0], logprobs=[0.0], recorded=[])
             rows = [row or empty for row in plan.rows]
-            rollouts.stats.loss_masks += [r.mask for r in rows]
+            rollouts.stats.loss_masks += [r.mask for r in plan.rows if r is not None]  # padding is not a sample
             rollouts.pending = {
                 "prompt_ids": [r.prompt_ids or [eos] for r in rows], "completion_ids": [r.completion_ids or [eos]
                                                                                         for r in rows],

@@ -62,7 +62,7 @@ class JudgeRubric:
                  template: str = TEMPLATE, system: str = SYSTEM, task_key: str | None = None,
                  reference_key: str | None = None, cache: str | Path | None = None, max_calls: int | None = None,
                  concurrency: int = 4, timeout_s: float = 120.0, retries: int = 1, max_tokens: int = 32,
-                 transport: Any = None) -> None:
+                 group: bool = False, transport: Any = None) -> None:
         if not criteria.strip():
             raise ConfigError("JudgeRubric needs criteria: what a good answer does.")
         if scale < 1 or concurrency < 1 or retries < 0 or (max_calls is not None and max_calls < 0):
@@ -76,6 +76,10 @@ class JudgeRubric:
         self.cache_dir = Path(cache).expanduser() if cache is not None else None
         self.max_calls, self.timeout_s, self.retries, self.max_tokens = max_calls, timeout_s, retries, max_tokens
         self.transport = transport
+        #: in training, score a GRPO group's answers together (``score_group``) once the group is played; an
+        #: episode's own verdict then defers this part (``deferred``, set by the trainer) instead of asking alone
+        self.group = group
+        self.deferred = False
         self.stats = {"hits": 0, "misses": 0, "calls": 0, "errors": 0}
         self._memory: dict[str, str] = {}
         self.concurrency = concurrency
@@ -98,7 +102,7 @@ class JudgeRubric:
         """The judge as the run's fingerprint sees it: model, scale, and digests of template, system and criteria."""
         digest = hashlib.sha256(json.dumps([self.template, self.system, self.criteria, self.task_key,
                                             self.reference_key]).encode()).hexdigest()[:16]
-        return f"judge(model={self.model}, scale={self.scale}, prompt={digest})"
+        return f"judge(model={self.model}, scale={self.scale}, prompt={digest}{', group' if self.group else ''})"
 
     def __repr__(self) -> str:
         return f"JudgeRubric({self.describe()})"
@@ -108,6 +112,8 @@ class JudgeRubric:
     # ---- scoring ------------------------------------------------------------------------------------------
     def __call__(self, answer: Any, task: Mapping[str, Any]) -> Score:
         text = "" if answer is None else str(answer)
+        if self.group and self.deferred:  # the trainer scores the whole group when it is played
+            return Score(0.0, False, {"judge": self.describe(), "deferred": True})
         value, reply = self._ask(self._messages([text], task), self._parse_one)
         return Score(value / self.scale, value == self.scale, {"judge": self.describe(), "score": value,
                                                                "reply": reply})

@@ -97,15 +97,23 @@ class Rubric:
     def __call__(self, answer: Any, task: Mapping[str, Any], transcript: Sequence[Any] = (),
                  env_score: Score | None = None) -> Score:
         scores = {p.name: p.score(answer, task, transcript, env_score) for p in self.parts}
-        gates_pass = all(scores[p.name].reward >= p.pass_at for p in self.parts if p.gate)
-        weighted = [(p.weight, scores[p.name].reward) for p in self.parts if not p.gate]
-        mean = sum(w * s for w, s in weighted) / sum(w for w, _ in weighted)
-        reward = mean if gates_pass else 0.0
+        reward, gates_pass = self.combine({name: score.reward for name, score in scores.items()})
         parts = {p.name: {"score": scores[p.name].reward, "weight": p.weight, "gate": p.gate,
                           **({"passed": scores[p.name].reward >= p.pass_at} if p.gate else {}),
                           **({"details": scores[p.name].details} if scores[p.name].details else {})}
                  for p in self.parts}
         return Score(reward, gates_pass and reward >= self.correct_at, {"gates_passed": gates_pass}, parts=parts)
+
+    def combine(self, scores: Mapping[str, float]) -> tuple[float, bool]:
+        """(reward, every gate passed) from each part's score by name."""
+        gates_pass = all(scores[p.name] >= p.pass_at for p in self.parts if p.gate)
+        weighted = [(p.weight, scores[p.name]) for p in self.parts if not p.gate]
+        mean = sum(w * s for w, s in weighted) / sum(w for w, _ in weighted)
+        return (mean if gates_pass else 0.0), gates_pass
+
+    def group_part(self) -> Part | None:
+        """The part a judge scores a whole GRPO group at once for (``JudgeRubric(group=True)``), if any."""
+        return next((p for p in self.parts if getattr(p.fn, "group", False)), None)
 
     def digest_text(self) -> str:
         """What the env digest reads of a rubric (never an address): each part's name, function, weight, gate."""

@@ -28,6 +28,7 @@ from typing import Any
 from agentgym.errors import RolloutError
 from agentgym.lm.rollout import Episode, Generator, TaskSpec
 from agentgym.trainer.config import TrainConfig
+from agentgym.trainer.judging import defer_group_judges, judge_groups
 
 __all__ = ["AgentEpisode", "AgentRollouts", "advantages", "agent_rollouts", "agent_trainer_class", "episode_from_run",
            "expand", "leaf_rows"]
@@ -202,11 +203,13 @@ class AgentRollouts:
 
         threads = [threading.Thread(target=play, args=(i,), name=f"agentgym-train-agent-{i}", daemon=True)
                    for i in range(len(specs))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        with defer_group_judges(envs):  # a judge in group mode scores each group once it is played
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
         played: list[Episode] = [e for e in episodes if e is not None]
+        judge_groups(played, envs, self.config.group_size)
         self.calls += 1  # type: ignore[attr-defined]
         self.stats.episodes += played
         self.stats.seconds += time.perf_counter() - start

@@ -35,6 +35,7 @@ from typing import Any
 from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, RolloutError
 from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
+from agentgym.trainer.judging import defer_group_judges, judge_groups
 from agentgym.trainer.stats import RolloutStats
 from agentgym.verifiers.budget import prewarm_workers
 
@@ -233,10 +234,13 @@ class _Rollouts:
         envs = self._envs(specs)
         start = time.perf_counter()
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        with torch.autocast(device, dtype=torch.bfloat16, enabled=self.bf16 and self.config.backend != "vllm"):
+        # a judge in group mode scores each group once it is played
+        with defer_group_judges(envs), torch.autocast(device, dtype=torch.bfloat16,
+                                                      enabled=self.bf16 and self.config.backend != "vllm"):
             episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
                                      max_completion_tokens=self.config.max_completion_tokens,
                                      seed=self.config.seed * 1_000_003 + self.calls)
+        judge_groups(episodes, envs, self.config.group_size)
         self.calls += 1
         self.stats.episodes += episodes
         self.stats.seconds += time.perf_counter() - start

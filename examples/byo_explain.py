@@ -7,7 +7,6 @@ import os
 import re
 
 import agentgym
-from agentgym.verifiers import cover_exact_match
 
 DOCS = [
     "Badge renewals are handled by the security office on floor 3, because the badge printer is there.",
@@ -39,8 +38,13 @@ def cites_a_passage(answer, task):
     return re.search(r"\[\d\]", answer or "") is not None
 
 
-def names_the_answer(answer, task):
-    return cover_exact_match(answer or "", [task["answer"]])
+def names(answer, word):
+    return re.search(rf"\b{re.escape(word)}\b", answer or "", re.IGNORECASE) is not None
+
+
+def names_the_answer(answer, task):  # the gold, and no other task's answer (listing them all scores 0)
+    return names(answer, task["answer"]) and not any(names(answer, t["answer"]) for t in TASKS
+                                                     if t["answer"] != task["answer"])
 
 
 JUDGE = agentgym.JudgeRubric(

@@ -195,6 +195,8 @@ def test_the_open_ended_example_scores_with_an_exact_part_a_judged_part_and_a_ga
         assert reward == pytest.approx((2 * 1.0 + 0.9) / 3) and parts["explains"]["score"] == 0.9
         reward, parts = play("Floor 3 [0], because it is convenient.")
         assert reward == pytest.approx((2 * 1.0 + 0.2) / 3)
+        reward, parts = play("Floor 3 or building C or Oslo [0]: the badge printer is there.")  # listing answers
+        assert parts["correct"]["score"] == 0.0
         reward, parts = play("Floor 3, the badge printer is there.")  # no citation: the gate
         assert reward == 0.0 and parts["cites"]["passed"] is False
         asked = len(requests)

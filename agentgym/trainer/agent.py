@@ -86,7 +86,7 @@ def _reencoded(rollout: Any) -> int:
 
 
 def episode_from_run(spec: TaskSpec, run: Any, *, limit: int, retries: int = 0) -> AgentEpisode:
-    """An ``AgentEpisode`` of one agent run (``agentgym.eval.agent.AgentRun``): failed when the agent or the env
+    """An ``AgentEpisode`` of one agent run (``agentgym.gateway.agents.AgentRun``): failed when the agent or the env
     failed (reward None to TRL), scored by the env's verifier otherwise; 0 when a sample outgrew ``limit``."""
     session, rollout = run.session, run.rollout
     episode = AgentEpisode(spec=spec, prompt_ids=[], retries=retries, error=run.error,
@@ -131,7 +131,7 @@ class AgentRollouts:
     envs: dict[str, list[Any]]
 
     def _agent_setup(self) -> None:
-        from agentgym.eval.agent import AgentSpec, load_agent
+        from agentgym.gateway.agents import AgentSpec, load_agent
 
         self.agent = AgentSpec(target=self.config.agent, command=self.config.agent_cmd)
         self.fn = load_agent(self.agent.target) if self.agent.target is not None else None
@@ -176,7 +176,7 @@ class AgentRollouts:
         return super().__call__(prompts, trainer)  # type: ignore[misc]
 
     def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
-        from agentgym.eval.agent import run_agent
+        from agentgym.gateway.agents import run_agent
 
         envs = self._envs(specs)  # type: ignore[attr-defined]
         start = time.perf_counter()

@@ -499,7 +499,7 @@ def train(config: TrainConfig, *, console: Any = None, model: Any = None, tokeni
     _require()
     check_envs(config)
     if config.agent is not None:  # a bad agent spec fails before the model loads
-        from agentgym.eval.agent import load_agent
+        from agentgym.gateway.agents import load_agent
 
         load_agent(config.agent)
     prewarm_workers(local=not config.remote)  # in-process envs: their verifier workers start while the model loads

@@ -284,7 +284,7 @@ def test_agentgym_gateway_serves_until_ctrl_c():
         assert record["summary"]["calls"] == 1 and len(record["samples"]) == 1
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        assert process.wait(timeout=300) == 0  # a loaded machine (CI at load 8) takes its time to wind down
 
 
 def test_the_gateway_refuses_to_listen_beyond_this_machine():

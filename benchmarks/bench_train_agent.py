@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import tempfile
 from pathlib import Path
 
@@ -25,7 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import yaml
-from bench_trainer import StepTimer
+from bench_trainer import StepTimer, timed, timing_row
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "docs" / "training" / "mathtool-tooluse.yaml"
@@ -46,13 +45,7 @@ def run(args: argparse.Namespace, out: Path, *, agent: bool) -> StepTimer:
         "system_prompt": recipe["system_prompt"], "observation_style": recipe["observation_style"]}))
     model, tokenizer = load_for_training(resolve_model("smollm2"))
     trainer, rollouts = build_trainer(config, model=model, tokenizer=tokenizer)
-    timer = StepTimer()
-    trainer.add_callback(timer)
-    try:
-        trainer.train()
-    finally:
-        rollouts.close()
-    return timer
+    return timed(trainer, rollouts)
 
 
 def main() -> None:
@@ -66,10 +59,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, agent in (("built-in loop (train)", False), ("agent through the gateway (train --agent)", True)):
-            timer = run(args, Path(tmp), agent=agent)
-            steps = timer.times[1:]  # the first step warms up
-            rows.append({"name": name, "median_step_s": statistics.median(steps), "steps_s": steps,
-                         "mean_model_tokens": statistics.mean(timer.tokens[1:]) if timer.tokens[1:] else None})
+            rows.append(timing_row(name, run(args, Path(tmp), agent=agent)))
     base = rows[0]["median_step_s"]
     print(f"{'GRPO step, batch ' + str(args.group_size * args.groups):<44} {'median s':>9} {'x loop':>7} "
           f"{'model tokens/seq':>17}")

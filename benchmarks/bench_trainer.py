@@ -53,6 +53,25 @@ class StepTimer(TrainerCallback):
             self.tokens.append(float(logs["completions/mean_length"]))
 
 
+def timed(trainer, rollouts=None) -> StepTimer:  # noqa: ANN001 - any TRL trainer
+    """Train ``trainer`` timing each step (``rollouts``, agentgym's rollout function, is closed after)."""
+    timer = StepTimer()
+    trainer.add_callback(timer)
+    try:
+        trainer.train()
+    finally:
+        if rollouts is not None:
+            rollouts.close()
+    return timer
+
+
+def timing_row(name: str, timer: StepTimer) -> dict[str, Any]:
+    """A table row: the median step after the first (which warms up) and the mean model tokens per sequence."""
+    steps = timer.times[1:]
+    return {"name": name, "median_step_s": statistics.median(steps), "steps_s": steps,
+            "mean_model_tokens": statistics.mean(timer.tokens[1:]) if timer.tokens[1:] else None}
+
+
 def _model(path: str):
     from agentgym.lm.local import load_for_training
 
@@ -67,13 +86,7 @@ def ours(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
                          groups_per_step=args.groups, steps=args.steps + 1, max_turns=3, max_turn_tokens=64,
                          max_completion_tokens=args.tokens, learning_rate=1e-6, save_steps=10_000, tasks=64)
     trainer, rollouts = build_trainer(config, model=model, tokenizer=tokenizer)
-    timer = StepTimer()
-    trainer.add_callback(timer)
-    try:
-        trainer.train()
-    finally:
-        rollouts.close()
-    return timer
+    return timed(trainer, rollouts)
 
 
 def _trl_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
@@ -109,10 +122,7 @@ def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
 
     trainer = GRPOTrainer(model=model, reward_funcs=[zero], args=config, processing_class=tokenizer,
                           train_dataset=Dataset.from_list([{"prompt": p} for p in prompts]))
-    timer = StepTimer()
-    trainer.add_callback(timer)
-    trainer.train()
-    return timer
+    return timed(trainer)
 
 
 def trl_environment_mode(path: str, args: argparse.Namespace, out: Path) -> StepTimer:
@@ -129,10 +139,7 @@ def trl_environment_mode(path: str, args: argparse.Namespace, out: Path) -> Step
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, processing_class=tokenizer,
                           train_dataset=Dataset.from_list(dataset(ENV, split="train", count=64)),
                           environment_factory=environment_factory(ENV))
-    timer = StepTimer()
-    trainer.add_callback(timer)
-    trainer.train()
-    return timer
+    return timed(trainer)
 
 
 def main() -> None:
@@ -152,10 +159,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, run in (("plain TRL single-turn GRPO", plain_trl), ("agentgym multi-turn GRPO", ours),
                           ("TRL environment_factory multi-turn", trl_environment_mode)):
-            timer = run(path, args, Path(tmp))
-            steps = timer.times[1:]  # the first step warms up
-            rows.append({"name": name, "median_step_s": statistics.median(steps), "steps_s": steps,
-                         "mean_model_tokens": statistics.mean(timer.tokens[1:]) if timer.tokens[1:] else None})
+            rows.append(timing_row(name, run(path, args, Path(tmp))))
     base = rows[0]["median_step_s"]
     batch = args.group_size * args.groups
     print(f"{'GRPO step, batch ' + str(batch) + ', ' + str(args.tokens) + ' tokens':<40}"

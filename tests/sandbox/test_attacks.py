@@ -46,7 +46,8 @@ def assert_still_works(sb):
 def test_fork_bomb(sandbox):
     result = sandbox.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")
     assert result.timed_out or result.exit_code != 0
-    assert result.duration_s < LIMITS.timeout_s + 3
+    # Killed at the limit (3 s here; 6.6 s with Docker in CI at load): room for a machine 5x slower, not forever.
+    assert result.duration_s < LIMITS.timeout_s + 20, result
     assert_still_works(sandbox)
     # Nothing of the bomb survives the call.
     count = sandbox.run("import os; print(len([p for p in os.listdir('/proc') if p.isdigit()]))")

@@ -272,7 +272,10 @@ def test_agentgym_gateway_serves_until_ctrl_c():
 
     process = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "gateway", "--port", "0", "--threads", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+                               env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               # Ctrl-C's default action, as a terminal starts it: a parent started in the background
+                               # of a non-interactive shell (`pytest &`) ignores SIGINT, and its children inherit that
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = process.stdout.readline()
         url = re.search(r"at (http://\S+)/v1", line).group(1)
@@ -284,7 +287,11 @@ def test_agentgym_gateway_serves_until_ctrl_c():
         assert record["summary"]["calls"] == 1 and len(record["samples"]) == 1
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=300) == 0  # a loaded machine (CI at load 8) takes its time to wind down
+        try:
+            out, _ = process.communicate(timeout=300)  # a loaded machine (CI at load 8) takes its time to wind down
+        finally:
+            process.kill()  # never left behind
+    assert process.returncode == 0, out
 
 
 def test_the_gateway_refuses_to_listen_beyond_this_machine():

@@ -106,7 +106,7 @@ def load_agent(target: str) -> Callable[[AgentTask], Any]:
         try:
             spec.loader.exec_module(module)  # type: ignore[union-attr]
         except Exception as e:
-            raise ConfigError(f"--agent {target!r}: importing {path} failed: {_where(e)}") from e
+            raise ConfigError(f"--agent {target!r}: importing {path} failed: {describe(e)}") from e
     else:
         try:
             module = importlib.import_module(where)
@@ -118,13 +118,9 @@ def load_agent(target: str) -> Callable[[AgentTask], Any]:
     return fn
 
 
-def _where(error: BaseException) -> str:
-    """``Type: message (file:line)``: one line that says where the agent failed."""
-    return describe(error)
-
-
 class AgentFailure(Exception):
-    pass
+    """The agent's own failure (it raised, timed out, returned no text, never called the model): its episode's
+    error, never the env's."""
 
 
 def _run_function(fn: Callable[[AgentTask], Any], task: AgentTask, timeout_s: float) -> Any:
@@ -141,9 +137,9 @@ def _run_function(fn: Callable[[AgentTask], Any], task: AgentTask, timeout_s: fl
     thread.join(timeout_s)
     if thread.is_alive():
         raise AgentFailure(f"AgentTimeout: the agent ran past its {timeout_s:g} s limit (--agent-timeout); its "
-                            "rollout was closed")
+                           "rollout was closed")
     if "error" in box:
-        raise AgentFailure(f"AgentError: {_where(box['error'])}")
+        raise AgentFailure(f"AgentError: {describe(box['error'])}")
     return box.get("value")
 
 
@@ -156,7 +152,7 @@ def _run_command(command: str, task: AgentTask, tools_url: str, timeout_s: float
                               timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as e:
         raise AgentFailure(f"AgentTimeout: the agent command ran past its {timeout_s:g} s limit (--agent-timeout) "
-                            "and was killed") from e
+                           "and was killed") from e
     except OSError as e:
         raise AgentFailure(f"AgentError: cannot run {command!r}: {e}") from e
     if done.returncode != 0:
@@ -203,7 +199,7 @@ def run_agent(env: Any, options: dict[str, Any], seed: int, *, spec: AgentSpec, 
                                   f"{base_url}/rollouts/{rollout_id}/tools", timeout_s)
         if answer is not None and not isinstance(answer, str):
             raise AgentFailure(f"AgentError: the agent returned a {type(answer).__name__}; return the final answer "
-                                "as text, or None when a tool call ended the episode")
+                               "as text, or None when a tool call ended the episode")
         if require_model and not rollout.calls:
             raise AgentFailure("AgentError: the agent never called the model at its base_url, so the episode "
                                 "measures no model")

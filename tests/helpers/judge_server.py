@@ -8,11 +8,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-
 from agentgym.core.background_server import start_uvicorn, stop_uvicorn
 
 FENCED = re.compile(r"<<<ANSWER(?: \d+)? ([0-9a-f]{16})>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
@@ -25,6 +20,12 @@ def verdict(answer: str) -> int:
 
 def serve_judge(reply: Any = None) -> Any:
     """``reply(user_message, answers) -> str`` overrides the scripted reply (a malformed one, say)."""
+    # starlette is the server extra: imported here, so that a test module importing this one collects without it
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
     requests: list[dict[str, Any]] = []
 
     async def chat(request: Request) -> JSONResponse:

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import pytest
 from helpers.gates import import_or_skip, requires_server, requires_smollm2, requires_train
+from helpers.judge_server import judge
 from helpers.trainer_fixtures import tiny_model
 
 import agentgym
 from agentgym.lm.rollout import TaskSpec
 from agentgym.trainer.grpo import TrainConfig, build_trainer
-
-
-def judge(*args, **kwargs):
-    """helpers.judge_server's scripted judge, imported when a test needs it (starlette: the server extra)."""
-    from helpers.judge_server import judge as serve
-
-    return serve(*args, **kwargs)
-
 
 torch = import_or_skip("torch", "train")
 pytestmark = [requires_smollm2, requires_train, requires_server]

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import pytest
 from helpers.gates import requires_server
+from helpers.judge_server import judge
 
 import agentgym
 from agentgym.errors import ConfigError
 from agentgym.rubric import Part, Rubric
-
-
-def judge(*args, **kwargs):
-    """helpers.judge_server's scripted judge, imported when a test needs it (starlette: the server extra)."""
-    from helpers.judge_server import judge as serve
-
-    return serve(*args, **kwargs)
-
 
 TASKS = [{"question": "What is the capital of Peru?", "answer": "Lima", "split": "test"},
          {"question": "What is the capital of Kenya?", "answer": "Nairobi", "split": "test"}]

@@ -308,10 +308,11 @@ def test_slow_env_work_on_every_route_leaves_the_event_loop_free(monkeypatch):
 
 
 def test_ttl_reaper_frees_idle_sessions():
-    with TestClient(create_app([SEARCH], session_ttl_s=0.3, reap_every_s=0.05)) as client:
+    # a TTL of 1 s: `busy`, reset every ~0.1 s, stays alive on a machine 5x slower (0.3 s was tight at load)
+    with TestClient(create_app([SEARCH], session_ttl_s=1.0, reap_every_s=0.05)) as client:
         sid = create(client)["session_id"]
         busy = create(client)["session_id"]
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while client.get("/healthz").json()["sessions"] > 1 and time.monotonic() < deadline:
             client.post(f"/v1/sessions/{busy}/reset", json={})  # keeps `busy` alive
             time.sleep(0.05)

@@ -292,10 +292,11 @@ def test_token_is_required_when_set():
 
 
 def test_an_idle_session_expires_and_a_reset_makes_a_new_one():
-    with serving(SEARCH, "--session-ttl-s", "1") as url:
+    # 5 s: the reset and step at the end must fall within one TTL, with room for a machine 5x slower
+    with serving(SEARCH, "--session-ttl-s", "5") as url:
         with GenericEnvClient(base_url=base_of(url, SEARCH)).sync() as client:
             first = client.reset(seed=2)
-            assert sessions(url, 0) == 0  # the idle TTL closed it; the connection stays
+            assert sessions(url, 0, timeout_s=60) == 0  # the idle TTL closed it; the connection stays
             with pytest.raises(RuntimeError, match="SESSION_ERROR"):
                 client.step({"message": "<answer>x</answer>"})
             assert client.reset(seed=2).observation == first.observation

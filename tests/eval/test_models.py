@@ -112,7 +112,7 @@ def test_tags_format_stops_after_the_first_closing_tag(greedy):
 
 
 def test_plays_a_searchqa_episode():
-    policy = make_model_policy("smollm2", sampling=Sampling(max_tokens=24))
+    policy = make_model_policy("smollm2", sampling=Sampling(max_tokens=12))  # what is checked holds at any length
     env = make("agentgym/SearchQA-v0", max_turns=2)
     result = run_episode(env, policy, seed=0)
     assistant = [m for m in result.transcript if m["role"] == "assistant"]
@@ -191,7 +191,7 @@ def test_remote_run_matches_the_local_run_for_the_real_model():
 
     plan = plan_episodes([SuiteEntry("agentgym/SearchQA-v0", "test", 2), SuiteEntry("agentgym/PyCode-v0", "test", 1)],
                          seed=5, env_kwargs={"max_turns": 2})
-    sampling = Sampling(max_tokens=24, seed=5)
+    sampling = Sampling(max_tokens=12, seed=5)  # the claim is the same results both ways, at any length
 
     def factory():
         return make_policy("smollm2", seed=5, sampling=sampling)

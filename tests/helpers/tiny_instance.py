@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import subprocess
@@ -25,6 +26,9 @@ NEW_TESTS = FILES["tests/test_ops.py"] + (
     "    with pytest.raises(ValueError):\n        mean([])\n")
 
 
+# The same files, message and dates give the same commit and diffs every time: each is computed once per process
+# (a few git processes each), and callers get copies.
+@functools.cache
 def _diff(path: str, before: str, after: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         materialize({path: before}, Path(tmp), "x")
@@ -32,12 +36,12 @@ def _diff(path: str, before: str, after: str) -> str:
         return subprocess.run(["git", "diff"], cwd=tmp, capture_output=True, text=True, check=True).stdout
 
 
-def write_instance(directory: Path) -> dict:
-    """``instances.jsonl`` + ``repos.json.gz`` with one instance, ``calc__calc-1``."""
-    directory.mkdir(parents=True, exist_ok=True)
+@functools.cache
+def _calc_instance() -> dict:
+    """``calc__calc-1``'s fields (computed once: ``write_instance`` hands out copies)."""
     with tempfile.TemporaryDirectory() as tmp:
         base = materialize(FILES, Path(tmp), "calc 1.0")
-    instance = {
+    return {
         "instance_id": "calc__calc-1", "repo": "calc/calc", "base_commit": base, "version": "1.0",
         "environment_setup_commit": base, "created_at": "2024-01-01T00:00:00Z", "hints_text": "",
         "problem_statement": "mean() is wrong: mean([1, 2, 3]) returns 3.0, and mean([]) raises ZeroDivisionError "
@@ -47,12 +51,19 @@ def write_instance(directory: Path) -> dict:
         "FAIL_TO_PASS": json.dumps(["tests/test_ops.py::test_mean", "tests/test_ops.py::test_mean_empty"]),
         "PASS_TO_PASS": json.dumps(["tests/test_ops.py::test_add"]),
     }
+
+
+def write_instance(directory: Path) -> dict:
+    """``instances.jsonl`` + ``repos.json.gz`` with one instance, ``calc__calc-1``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    instance = dict(_calc_instance())  # the caller's own: some add fields
     (directory / "instances.jsonl").write_text(json.dumps(instance) + "\n")
     with gzip.open(directory / "repos.json.gz", "wt") as f:
         json.dump({instance["instance_id"]: FILES}, f)
     return instance
 
 
+@functools.cache
 def _diff_new(path: str, text: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         materialize({"README": "x\n"}, Path(tmp), "x")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from helpers.gates import requires_extra, requires_smollm2
 
 
-
-
 @requires_extra("eval")
 def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats():
     import torch
@@ -42,16 +40,14 @@ def test_growing_cache_matches_dynamic_cache_through_appends_selects_and_repeats
 
 
 @requires_smollm2
-def test_rows_parked_and_compacted_across_turns_generate_greedily_for_each_row_alone(monkeypatch):
+def test_rows_parked_and_compacted_across_turns_generate_greedily_for_each_row_alone(monkeypatch, smollm2_fp32):
     """Three turns of five rows that stop at different times and read observations of different lengths (so
     finished rows are parked mid-turn, observations read in buckets, the cache compacted between turns): every
     token a row generates in the batch is the greedy choice for that row computed alone, from scratch, without a
     cache, up to float noise. (Exact equality with a batch of one holds on some CPUs and not on others: the
     kernels sum in another order for other shapes, and a near-tie can then go either way; agentgym.lm.compute.)"""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentgym.lm.local import resolve_model
     from agentgym.lm import generation
     from agentgym.lm.generation import TransformersGenerator
 
@@ -63,9 +59,7 @@ def test_rows_parked_and_compacted_across_turns_generate_greedily_for_each_row_a
     monkeypatch.setattr(generation, "_buckets", lambda lengths: buckets.append(bucket(lengths)) or buckets[-1])
 
     torch.set_num_threads(1)
-    path = resolve_model("smollm2")
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    model, tokenizer = smollm2_fp32  # the default model in fp32, loaded once per process (tests/conftest.py)
     prompts = ["Count from one to twenty in words.", "What is 2+2? Answer in one word.", "Name a colour.",
                "Write a haiku about the sea.", "Say yes."]
     stops = [(), (".",), (",",), (), ("\n",)]
@@ -85,10 +79,18 @@ def test_rows_parked_and_compacted_across_turns_generate_greedily_for_each_row_a
     assert merges and compactions and any(len(b) > 1 for b in buckets), (merges, compactions, buckets)
     worst = 0.0
     with torch.no_grad():
-        for context, ids in played:
-            assert ids, "every row generates at least one token a turn"
-            logits = model(torch.tensor([context + ids])).logits[0, len(context) - 1: len(context) + len(ids) - 1]
-            chosen = logits.gather(1, torch.tensor(ids)[:, None])[:, 0]
+        for k in range(len(prompts)):
+            # one forward per row, over its last turn: the model is causal (a position's logits do not depend on
+            # what follows it), and that sequence holds each of the row's turns, after its context, as a prefix
+            turns = played[k::len(prompts)]
+            sequence = [*turns[-1][0], *turns[-1][1]]
+            positions = []
+            for context, ids in turns:
+                assert ids, "every row generates at least one token a turn"
+                assert sequence[: len(context) + len(ids)] == [*context, *ids]
+                positions += range(len(context) - 1, len(context) + len(ids) - 1)
+            logits = model(torch.tensor([sequence]), logits_to_keep=torch.tensor(positions)).logits[0]
+            chosen = logits.gather(1, torch.tensor([sequence[p + 1] for p in positions])[:, None])[:, 0]
             # how far below the row's own best each chosen token is: 0 for a greedy pick; a wrong position, mask
             # or cache slot puts it whole logits below
             worst = max(worst, float((logits.max(dim=1).values - chosen).max()))

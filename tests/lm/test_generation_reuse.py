@@ -15,16 +15,12 @@ STOPS = {"A": (), "B": (".",), "C": ("\n",), "D": (",",), "E": ()}
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    """The default model in fp32 and its tokenizer, loaded once for this module."""
+def smollm2(smollm2_fp32):
+    """The default model in fp32 and its tokenizer (loaded once per process: tests/conftest.py), on one thread."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from agentgym.lm.local import resolve_model
 
     torch.set_num_threads(1)
-    path = resolve_model("smollm2")
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32), AutoTokenizer.from_pretrained(path)
+    return smollm2_fp32
 
 
 def _prompt(tokenizer, name):
@@ -59,12 +55,27 @@ class _Rollouts:
         return out, {key: self.generator.stats[key] - before[key] for key in before}
 
 
-def _from_scratch(model, context, ids):
-    """The logits each of ``ids`` was picked from, computed for its row alone, without a cache."""
+def _from_scratch(model, played):
+    """For each (context, turn) of ``played``: the logits each of the turn's ids was picked from, computed for its row
+    alone, without a cache. One forward per rollout, not per turn: the model is causal (the logits at a position do
+    not depend on what follows it), and a rollout's last sequence holds each of its earlier turns, with the context
+    it was played from, as a prefix. Only the positions asked for go through the output layer."""
     import torch
 
+    sequences = [context + turn.ids for context, turn in played]
+    covered: dict[tuple[int, ...], list[int]] = {}  # a rollout's last sequence -> the played turns it holds
+    for k, sequence in enumerate(sequences):
+        longest = max((s for s in sequences if s[: len(sequence)] == sequence), key=len)
+        covered.setdefault(tuple(longest), []).append(k)
+    out = [None] * len(played)
     with torch.no_grad():
-        return model(torch.tensor([context + ids])).logits[0, len(context) - 1: len(context) + len(ids) - 1].float()
+        for sequence, ks in covered.items():
+            spans = [range(len(played[k][0]) - 1, len(sequences[k]) - 1) for k in ks]
+            keep = torch.tensor([position for span in spans for position in span], dtype=torch.long)
+            logits = model(torch.tensor([sequence]), logits_to_keep=keep).logits[0].float()
+            for k, rows in zip(ks, logits.split([len(span) for span in spans])):
+                out[k] = rows
+    return out
 
 
 def _worst_gap(model, played):
@@ -72,10 +83,9 @@ def _worst_gap(model, played):
     cache slot puts it whole logits below (the check of tests/lm/test_cache.py)."""
     import torch
 
+    assert all(turn.ids for _, turn in played), "every row generates at least one token a turn"
     worst = 0.0
-    for context, turn in played:
-        assert turn.ids, "every row generates at least one token a turn"
-        logits = _from_scratch(model, context, turn.ids)
+    for (_, turn), logits in zip(played, _from_scratch(model, played)):
         chosen = logits.gather(1, torch.tensor(turn.ids)[:, None])[:, 0]
         worst = max(worst, float((logits.max(dim=1).values - chosen).max()))
     return worst
@@ -96,9 +106,9 @@ def test_greedy_logprobs_are_each_chosen_tokens_log_softmax_and_off_by_default(s
     first, _ = rollouts.play(["A", "B", "C"])
     rollouts.play(["C", "A"])  # the second turn reads through the cache
     worst = 0.0
-    for context, turn in rollouts.played:
+    for (_, turn), logits in zip(rollouts.played, _from_scratch(model, rollouts.played)):
         assert len(turn.logprobs) == len(turn.ids) and all(p <= 0 for p in turn.logprobs)
-        want = torch.log_softmax(_from_scratch(model, context, turn.ids), dim=-1)
+        want = torch.log_softmax(logits, dim=-1)
         want = want.gather(1, torch.tensor(turn.ids)[:, None])[:, 0]
         worst = max(worst, float((want - torch.tensor(turn.logprobs)).abs().max()))
     assert worst < 1e-4, worst
@@ -118,10 +128,10 @@ def test_sampled_logprobs_are_those_of_the_tempered_nucleus(smollm2):
     rollouts = _Rollouts(_generator(model, tokenizer, logprobs=True, **settings), tokenizer)
     first, _ = rollouts.play(["A", "D", "E"], seed=3)
     rollouts.play(["E", "A", "D"], seed=4)
-    for context, turn in rollouts.played:
+    for (_, turn), logits in zip(rollouts.played, _from_scratch(model, rollouts.played)):
         assert len(turn.logprobs) == len(turn.ids) and all(p <= 0 for p in turn.logprobs)
         # the distribution sampled from, from scratch: tempered, cut to the smallest set of mass >= top_p, renormalised
-        probs = torch.softmax(_from_scratch(model, context, turn.ids) / settings["temperature"], dim=-1)
+        probs = torch.softmax(logits / settings["temperature"], dim=-1)
         ranked, order = probs.sort(dim=-1, descending=True)
         kept = ranked.cumsum(dim=-1) - ranked <= settings["top_p"]
         rank = (order == torch.tensor(turn.ids)[:, None]).int().argmax(dim=-1)

@@ -32,12 +32,12 @@ def loaded(converted):
 
 @requires_smollm2
 @pytest.mark.slow
-def test_converted_logits_match_the_gguf_model(converted, loaded):
+def test_converted_logits_match_the_gguf_model(converted, loaded, smollm2_tokenizer):
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     directory, gguf_file = smollm2_path()
-    gguf_tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=gguf_file, local_files_only=True)
+    gguf_tokenizer = smollm2_tokenizer  # read from the GGUF file, once per process (tests/conftest.py)
     gguf_model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=gguf_file, local_files_only=True,
                                                       dtype=torch.float32).eval()
     model, tokenizer = loaded

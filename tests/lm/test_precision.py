@@ -64,8 +64,9 @@ def test_the_eval_plays_bf16_weights_under_keys_of_their_own(tmp_path):
     assert next(make_policy("smollm2", dtype="float32").load()[0].parameters()).dtype == torch.float32
     runs = {}
     for dtype in ("float32", "bfloat16"):
+        # one turn: what is checked is the weights, the keys, the file and the name, not the play
         request = EvalRequest(policy="smollm2", envs=("agentgym/MathTool-v0",), episodes=1, dtype=dtype,
-                              sampling=Sampling(max_tokens=8),
+                              sampling=Sampling(max_tokens=8), env_kwargs={"max_turns": 1},
                               results=tmp_path / "same-file.jsonl")
         outcome = run_eval(request, Console(file=io.StringIO()))
         runs[dtype] = (request, outcome)

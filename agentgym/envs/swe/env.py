@@ -186,9 +186,9 @@ class SWEBenchEnv(AgentEnv[Patch]):
                             "dataset, whose rows carry image, eval_script, log_parser and eval_type.")
         return image
 
-    def _checkout(self, task: Task, workspace: Workspace | None) -> Workspace:
-        """``workspace`` (or a new one) holding a pristine working copy of ``task``'s repository at
-        ``base_commit``; closed if that fails."""
+    def _checkout(self, task: Task, workspace: Workspace | None, *, preload: tuple[str, ...] = ()) -> Workspace:
+        """``workspace`` (or a new one, its sandbox importing ``preload`` once) holding a pristine working copy of
+        ``task``'s repository at ``base_commit``; closed if that fails."""
         gold = task.gold
         try:
             image = self._instance_image(task)
@@ -196,7 +196,8 @@ class SWEBenchEnv(AgentEnv[Patch]):
                 workspace.close()  # an image's container is used once: a new one each time
                 workspace = None
             if image is None:
-                workspace = workspace or Workspace(backend=self.backend, image=self.image, timeout_s=self.timeout_s)
+                workspace = workspace or Workspace(backend=self.backend, image=self.image, timeout_s=self.timeout_s,
+                                                   preload=preload)
                 workspace.checkout(self.repos[task.id], message=commit_message(gold), base_commit=gold["base_commit"])
             else:
                 workspace = Workspace(backend="docker", image=image, timeout_s=self.timeout_s, repo_dir=TESTBED,
@@ -237,7 +238,10 @@ class SWEBenchEnv(AgentEnv[Patch]):
         """Grade ``patch`` for ``task`` on a fresh checkout of the grader's own: the episode's working copy is
         left as it is."""
         workspace, self._grader = self._grader, None
-        workspace = self._grader = self._checkout(task, workspace)
+        # the isolated harness imports pytest on every grading (most of its cost): the grader's sandbox imports it
+        # once, and each grading's harness starts with it (the interpreter's own, as it would import)
+        preload = ("pytest",) if self.grading == "auto" else ()
+        workspace = self._grader = self._checkout(task, workspace, preload=preload)
         try:
             return grade_patch(workspace, task.gold, patch, timeout_s=self.test_timeout_s,
                                isolated=self.grading == "auto")

@@ -139,14 +139,18 @@ class Workspace:
     """One repository in one sandbox: check out (or attach to an image's), act with tools, diff, run tests."""
 
     def __init__(self, *, backend: str = "bwrap", image: str | None = None, timeout_s: float = 60.0,
-                 memory_mb: int = 2048, repo_dir: str = REPO_DIR, activate: str | None = None) -> None:
+                 memory_mb: int = 2048, repo_dir: str = REPO_DIR, activate: str | None = None,
+                 preload: tuple[str, ...] = ()) -> None:
         """``repo_dir=TESTBED`` (docker only) works in the image's own repository; ``activate`` is a shell
-        command whose environment every call then gets (``CONDA_ACTIVATE`` for swebench images)."""
+        command whose environment every call then gets (``CONDA_ACTIVATE`` for swebench images); ``preload``:
+        modules the sandbox's supervisor imports once, before any call (its Python calls start with them)."""
         kwargs: dict[str, Any] = {"limits": Limits(timeout_s=timeout_s, memory_mb=memory_mb, max_processes=128,
                                                    disk_mb=512, max_output_bytes=4_000_000),
                                   "isolation": "episode"}
         if image is not None:
             kwargs["image"] = image
+        if preload:
+            kwargs["preload"] = tuple(preload)
         self.in_image = repo_dir != REPO_DIR
         if self.in_image:
             if backend != "docker":

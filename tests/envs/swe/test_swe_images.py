@@ -91,8 +91,7 @@ def test_verdicts_match_swebench_run_instance(env, tmp_path, monkeypatch):
     from swebench.harness.run_evaluation import run_instance
 
     monkeypatch.chdir(tmp_path)  # run_instance writes logs/ under the working directory
-    env.reset(seed=0)
-    instance = env.task.gold
+    instance = env.tasks.tasks("test")[0].gold  # the row (no episode: its container would go unused)
     broken = instance["patch"].replace("len(values)\n", "len(values) + 1\n")
     predictions = [{"instance_id": instance["instance_id"], "model_patch": patch, "model_name_or_path": name}
                    for name, patch in (("gold", instance["patch"]), ("empty", ""), ("broken", broken))]

@@ -182,7 +182,10 @@ def test_a_worker_that_exits_fails_the_tests_after_it(kit):
 
 def test_a_worker_that_hangs_is_stopped_by_the_sandbox_and_fails(kit):
     env, task = kit
-    hang = FIXED.replace("def twice(fn, x):\n", "def twice(fn, x):\n    while True:\n        pass\n")
+    # blocked, not spinning: the sandbox's time limit (the kit's 20 s) stops it either way, and a spinning worker
+    # would hold a whole CPU for those 20 s, away from the tests running beside this one
+    hang = FIXED.replace("def twice(fn, x):\n", "def twice(fn, x):\n    import time\n    while True:\n"
+                         "        time.sleep(60)\n")
     score = env.grade(task, patched(hang))
     assert score.reward == 0.0 and score.details["integrity"]["timed_out"] is True, score.details
 

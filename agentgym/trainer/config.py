@@ -124,6 +124,16 @@ class TrainConfig:
     vllm_gpu_memory_utilization: float = field(default=0.3, metadata=_doc(
         "Share of GPU memory vLLM may take in colocate mode."))
 
+    max_staleness: int = field(default=0, metadata=_doc(
+        "Asynchronous GRPO: a rollout worker plays on with the newest weights while the learner trains, and the "
+        "learner trains only groups sampled by a policy at most K optimizer steps older than the one it updates; a "
+        "staler group, queued or in flight, is dropped and counted, never trained (0: rollouts and updates take "
+        "turns; docs/training.md).", metavar="K"))
+    importance_cap: float = field(default=2.0, metadata=_doc(
+        "With max_staleness > 0 the loss's old log-probabilities are the sampler's, and the importance ratio "
+        "pi_theta / pi_sampler is truncated at this cap where the advantage is negative (TRL's two-sided delta); "
+        "above 1 + epsilon."))
+
     agent: str | None = field(default=None, metadata=_doc(
         "Train your own agent in its own loop: a function FILE.py:FUNCTION or module:FUNCTION taking a task "
         "(prompt, base_url, model, tools, call_tool), as `agentgym eval --agent` runs it; its model calls go "
@@ -151,6 +161,7 @@ class TrainConfig:
             raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
                               "URL.")
         self._check_agent()
+        self._check_async()
         if self.dynamic_sampling < 0:
             raise ConfigError(f"dynamic_sampling must be >= 0 (extra groups a step may play), got "
                               f"{self.dynamic_sampling!r}.")
@@ -169,6 +180,22 @@ class TrainConfig:
     @property
     def batch(self) -> int:
         return self.group_size * self.groups_per_step
+
+    def _check_async(self) -> None:
+        """What an asynchronous run (max_staleness > 0) needs."""
+        if self.max_staleness < 0:
+            raise ConfigError(f"max_staleness must be >= 0 (0: synchronous), got {self.max_staleness!r}.")
+        if self.importance_cap <= 1 + self.epsilon:
+            raise ConfigError(f"importance_cap ({self.importance_cap!r}) must be above 1 + epsilon "
+                              f"({1 + self.epsilon!r}), or it would clip every ratio the clip keeps.")
+        if not self.max_staleness:
+            return
+        if self.backend != "transformers":
+            raise ConfigError("max_staleness > 0 plays on the transformers backend (its worker copies the policy in "
+                              "memory); with backend='vllm' use max_staleness 0.")
+        if self.agent is not None or self.agent_cmd is not None:
+            raise ConfigError("max_staleness > 0 plays the built-in loop; train --agent takes turns for now "
+                              "(max_staleness 0).")
 
     def _check_agent(self) -> None:
         """What a run with --agent cannot take: its agent writes its own messages and plays the env in process."""

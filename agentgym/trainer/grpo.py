@@ -28,13 +28,14 @@ import math
 import os
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, RolloutError
 from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
+from agentgym.trainer.groups import has_signal
 from agentgym.trainer.judging import defer_group_judges, judge_groups
 from agentgym.trainer.stats import RolloutStats
 from agentgym.verifiers.budget import prewarm_workers
@@ -228,7 +229,8 @@ class _Rollouts:
             episodes = self._resample(episodes, generator)
         return self._outputs(episodes)
 
-    def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
+    def _play(self, specs: Sequence[TaskSpec], generator: Generator,
+              on_turn: Callable[[int], None] | None = None) -> list[Episode]:
         import torch
 
         envs = self._envs(specs)
@@ -239,13 +241,17 @@ class _Rollouts:
                                                       enabled=self.bf16 and self.config.backend != "vllm"):
             episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
                                      max_completion_tokens=self.config.max_completion_tokens,
-                                     seed=self.config.seed * 1_000_003 + self.calls)
+                                     seed=self.config.seed * 1_000_003 + self.calls, on_turn=on_turn)
         judge_groups(episodes, envs, self.config.group_size)
         self.calls += 1
-        self.stats.episodes += episodes
-        self.stats.seconds += time.perf_counter() - start
+        self._record(episodes, time.perf_counter() - start)
         self._replace_failed(envs, episodes)
         return episodes
+
+    def _record(self, episodes: Sequence[Episode], seconds: float) -> None:
+        """Count a played batch in the step's stats (the asynchronous pipeline counts the groups it trains instead)."""
+        self.stats.episodes += episodes
+        self.stats.seconds += seconds
 
     def _resample(self, episodes: list[Episode], generator: Generator) -> list[Episode]:
         """DAPO's dynamic sampling: each group whose rewards are all equal (its advantages, and so its gradient,
@@ -257,7 +263,7 @@ class _Rollouts:
         if any(len({e.spec for e in group}) != 1 for group in groups):  # not TRL's grouping: leave the step as is
             logger.warning("dynamic_sampling: the step's rollouts are not in groups of one task; not resampled.")
             return episodes
-        while budget and (flat := [i for i, group in enumerate(groups) if not _has_signal(group)]):
+        while budget and (flat := [i for i, group in enumerate(groups) if not has_signal(group)]):
             taken = {group[0].spec for group in groups}
             slots = flat[:budget]
             pools = [self._pool(groups[i][0].spec, taken) for i in slots]
@@ -270,10 +276,10 @@ class _Rollouts:
             fresh = [played[i:i + size] for i in range(0, len(played), size)]
             if self.strata:  # each replacement stands in for the group of its own stratum
                 for i, group in zip(slots, fresh):
-                    if _has_signal(group):
+                    if has_signal(group):
                         groups[i] = group
             else:
-                for i, group in zip(flat, [g for g in fresh if _has_signal(g)]):
+                for i, group in zip(flat, [g for g in fresh if has_signal(g)]):
                     groups[i] = group
         return [e for group in groups for e in group]
 
@@ -323,11 +329,6 @@ class _Rollouts:
             for env in pool:
                 _close(env)
         self.envs.clear()
-
-
-def _has_signal(group: Sequence[Episode]) -> bool:
-    """Whether two scored episodes of a GRPO group got different rewards (failed ones are out of its baseline)."""
-    return len({e.reward for e in group if not e.failed}) > 1
 
 
 def _close(env: Any) -> None:
@@ -405,7 +406,8 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         max_completion_length=config.max_completion_tokens, report_to=report_to, use_cpu=not torch.cuda.is_available(),
         bf16=uses_bf16(config.precision), fp16=False, disable_tqdm=True, dataloader_num_workers=0,
         shuffle_dataset=not strata,
-        save_only_model=False, gradient_checkpointing=config.gradient_checkpointing, **vllm_args,
+        save_only_model=False, gradient_checkpointing=config.gradient_checkpointing,
+        delta=config.importance_cap if config.max_staleness else None, **vllm_args,
     )
     peft_config = lora_config(config)
     stats = RolloutStats()
@@ -414,10 +416,19 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         from agentgym.trainer.agent import agent_rollouts, agent_trainer_class
 
         trainer_class, rollouts_class = agent_trainer_class(), agent_rollouts(_Rollouts)
-    rollouts = rollouts_class(config, tokenizer, stats, specs, strata)
+    callbacks: list[Any] = []
+    if config.max_staleness:  # a rollout worker plays on while the learner trains
+        from agentgym.trainer.pipeline import async_trainer_class, pipeline_callback, pipeline_rollouts
+
+        trainer_class = async_trainer_class()
+        rollouts = pipeline_rollouts(_Rollouts)(config, tokenizer, stats, specs, strata, order=order)
+        callbacks.append(pipeline_callback(rollouts))
+    else:
+        rollouts = rollouts_class(config, tokenizer, stats, specs, strata)
+    # the pipeline's callback first: the weights are published (and its metrics set) before the step is logged
     trainer = trainer_class(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
-                          callbacks=[MetricsLog(config, stats, console)])
+                          callbacks=[*callbacks, MetricsLog(config, stats, console)])
     trainer.remove_callback(PrinterCallback)  # its raw dicts: MetricsLog writes them to the log instead
     return trainer, rollouts
 

@@ -1,0 +1,236 @@
+"""Asynchronous GRPO (max_staleness > 0): the bound on staleness (queued and in flight), the importance cap in TRL's
+loss, group integrity, the step metrics, and resuming with a queue."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from helpers.gates import import_or_skip, requires_smollm2, requires_train
+from helpers.toy_env import ID, register
+from helpers.trainer_fixtures import tiny_model
+
+from agentgym.errors import ConfigError
+from agentgym.lm.rollout import Episode, TaskSpec, TransformersGenerator
+from agentgym.trainer.groups import check_group, check_group_estimator, group_advantages
+from agentgym.trainer.grpo import TrainConfig, build_trainer
+
+torch = import_or_skip("torch", "train")
+pytestmark = [requires_smollm2, requires_train]
+ASYNC_KEYS = {"staleness_mean", "staleness_max", "groups_in_flight", "groups_queued", "dropped_stale",
+              "dropped_failed", "learner_idle_s", "rollout_idle_s", "rollout_tokens_per_s", "learner_tokens_per_s"}
+
+
+def _trainer(tmp_path, tokenizer, model, **overrides):
+    register()
+    config = TrainConfig(**{"env": [ID], "output_dir": str(tmp_path / "run"), "group_size": 2, "groups_per_step": 2,
+                            "steps": 3, "max_turn_tokens": 10, "max_completion_tokens": 200, "learning_rate": 1e-2,
+                            "save_steps": 100, "max_staleness": 1, **overrides})
+    specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(4)]
+    return build_trainer(config, model=model, tokenizer=tokenizer, specs=specs)
+
+
+def _rows(tmp_path):
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+# group integrity --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scale", ["group", "batch", "none"])
+def test_our_group_estimator_passes_the_conformance_test(scale):
+    check_group_estimator(lambda rewards, ids: group_advantages(rewards, ids, scale))
+
+
+def test_the_conformance_test_catches_the_estimators_that_bit_other_trainers():
+    # a failed member counted as reward 0 votes in the baseline (NeMo RL's [0.5, -0.5, -0.5])
+    with pytest.raises(AssertionError, match="case 1"):
+        check_group_estimator(lambda r, ids: group_advantages([0.0 if x is None else x for x in r], ids, "none"))
+    # a failed member left out of the baseline but its place kept in the mean's count
+    with pytest.raises(AssertionError, match="case 1"):
+        check_group_estimator(lambda r, ids: [0.0 if x is None else x - sum(y or 0 for y in r) / len(r) for x in r])
+    # groups by content (the same prompt at two seeds merged into one group)
+    with pytest.raises(AssertionError, match="case 3"):
+        check_group_estimator(lambda r, ids: group_advantages(r, ["same prompt"] * len(r), "none"))
+    # groups by position (consecutive pairs) instead of by id
+    with pytest.raises(AssertionError, match="case 2"):
+        check_group_estimator(lambda r, ids: group_advantages(r, [ids[0] if len(set(ids)) == 1 else k // 2
+                                                                  for k in range(len(r))], "none"))
+
+
+def test_a_group_must_share_task_and_seed():
+    a, b = TaskSpec(ID, task_id="toy-0"), TaskSpec(ID, task_id="toy-0", seed=1)
+    check_group([Episode(spec=a, prompt_ids=[]), Episode(spec=a, prompt_ids=[])])
+    with pytest.raises(ValueError, match="share task and seed"):
+        check_group([Episode(spec=a, prompt_ids=[]), Episode(spec=b, prompt_ids=[])])
+
+
+# configuration ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"max_staleness": -1}, "max_staleness must be >= 0"),
+    ({"importance_cap": 1.1}, "importance_cap"),
+    ({"max_staleness": 1, "backend": "vllm"}, "transformers backend"),
+    ({"max_staleness": 1, "agent": "examples/agents/openai_agent.py:agent"}, "built-in loop"),
+])
+def test_async_settings_are_checked(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        TrainConfig(**overrides)
+
+
+# the pipeline in a run --------------------------------------------------------------------------------------------
+
+def test_an_async_run_trains_within_the_bound_and_reports_the_pipeline(tmp_path, smollm2_tokenizer):
+    model = tiny_model(smollm2_tokenizer, seed=11)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, steps=4)
+    scored = []
+    score = trainer._generate_and_score_completions
+    trainer._generate_and_score_completions = lambda inputs: scored.append(score(inputs)) or scored[-1]
+    trainer.train()
+    rollouts.close()
+    assert any(not torch.equal(before[n], p) for n, p in model.named_parameters())
+    rows = _rows(tmp_path)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    for row in rows:
+        assert ASYNC_KEYS <= set(row), ASYNC_KEYS - set(row)
+        assert 0 <= row["staleness_mean"] <= row["staleness_max"] <= 1
+        assert row["rollout_tokens_per_s"] > 0 and row["learner_tokens_per_s"] > 0 and row["learner_idle_s"] >= 0
+    # the worker plays ahead: once it has, a step trains groups sampled one version back
+    assert max(r["staleness_max"] for r in rows) == 1
+    # the old log-probabilities of the loss are the sampler's (recorded), not a fresh pass of the learner
+    for out in scored:
+        mask = out["completion_mask"].bool() & out["tool_mask"].bool()  # the model's own tokens
+        assert mask.any() and torch.count_nonzero(out["old_per_token_logps"][mask]) == mask.sum()
+    summary = json.loads((tmp_path / "run" / "pipeline.json").read_text())
+    played = summary["groups_left_queued"] + summary["groups_left_in_flight"]
+    assert summary["next_group"] == 8 and played <= 2 * 2  # at most K + 1 batches ahead, each counted
+
+
+def _played_groups(rollouts, n, version=0):
+    """``n`` groups played for real by the toy env with the tiny model (as the worker plays them)."""
+    from agentgym.trainer.pipeline import Group
+
+    pipeline = rollouts.pipeline
+    model = pipeline.model
+    generator = TransformersGenerator(model, rollouts.tokenizer, logprobs=True)
+    size = rollouts.config.group_size
+    specs = [pipeline.spec(k) for k in range(n) for _ in range(size)]
+    with torch.no_grad():
+        episodes = rollouts._play(specs, generator)
+    return [Group(k, episodes[k * size:(k + 1) * size], version) for k in range(n)]
+
+
+def test_a_queued_group_past_the_bound_is_dropped_and_counted(tmp_path, smollm2_tokenizer):
+    import copy
+
+    model = tiny_model(smollm2_tokenizer, seed=12)
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1)
+    pipeline = rollouts.pipeline
+    pipeline.model = copy.deepcopy(model)
+    stale, fresh = _played_groups(rollouts, 2, version=0)
+    fresh.version = 2
+    pipeline.step = 3  # the learner is at step 3: version 0 is 3 steps old (> 1), version 2 one step
+    pipeline.queue.extend([stale, fresh])
+    [taken] = pipeline.take(1)
+    assert taken is fresh
+    extra = rollouts.stats.extra
+    assert extra["dropped_stale_queued"] == 1.0 and extra["dropped_stale"] == 1.0 and extra["staleness_max"] == 1.0
+    assert pipeline.dropped == 1  # the worker may start one more group in its place
+    rollouts.close()
+
+
+def test_a_group_in_flight_past_the_bound_is_cancelled_not_trained(tmp_path, smollm2_tokenizer):
+    """A batch whose weights fall more than K versions behind while it plays stops at its next turn: counted as
+    dropped in flight, never queued."""
+    register()
+    model = tiny_model(smollm2_tokenizer, seed=13)
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1,
+                                 env_kwargs={"turns": 40}, max_completion_tokens=4000, max_turn_tokens=4)
+    pipeline = rollouts.pipeline
+    gate = threading.Event()
+    original = pipeline._play
+
+    def announced(generator, first, version):
+        gate.set()  # the batch is in flight
+        return original(generator, first, version)
+
+    pipeline._play = announced
+    pipeline.start(model, 0, 0)
+    assert gate.wait(120)
+    pipeline.publish(model, 2)  # two optimizer steps later: version 0 is past the bound of 1
+    deadline = time.monotonic() + 120
+    while pipeline.counts.total["dropped_stale_in_flight"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    summary = pipeline.close()
+    assert summary["dropped_stale_in_flight"] >= 2  # the whole batch of 2 groups
+    assert all(g.version >= 1 for g in pipeline.queue)  # nothing of version 0 was queued
+    rollouts.close()
+
+
+def test_a_worker_failure_stops_the_learner_with_its_reason(tmp_path, smollm2_tokenizer):
+    from agentgym.errors import RolloutError
+
+    model = tiny_model(smollm2_tokenizer, seed=14)
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the generator broke")
+
+    rollouts._play = broken
+    with pytest.raises(RolloutError, match="rollout worker stopped: the generator broke"):
+        trainer.train()
+    rollouts.close()
+
+
+# the importance cap -----------------------------------------------------------------------------------------------
+
+def test_the_importance_ratio_of_a_stale_group_is_truncated_at_the_cap(tmp_path, smollm2_tokenizer):
+    """TRL's loss on a group whose sampler gave every token e^-5 of the learner's probability, all advantages -1:
+    unclipped the ratio would be e^5 (loss ~148); truncated it is the cap, so the loss is the cap. A fresh group
+    (old log-probs = the learner's) has ratio 1: loss 1."""
+    model = tiny_model(smollm2_tokenizer, seed=15)
+    losses = {}
+    for cap in (2.0, 4.0):
+        trainer, rollouts = _trainer(tmp_path / str(cap), smollm2_tokenizer, model, importance_cap=cap, steps=1)
+        trainer.train()  # one real step: the worker plays, the learner takes; then score a batch by hand
+        pipeline = rollouts.pipeline
+        inputs = [{"prompt": "{}"}] * 4
+        pipeline.step = trainer.state.global_step
+        batch = trainer._generate_and_score_completions(inputs)
+        rollouts.close()
+        batch["advantages"] = -torch.ones_like(batch["advantages"])
+        with torch.no_grad():
+            fresh = trainer._get_per_token_logps_and_entropies(
+                trainer.model, torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1),
+                torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1), batch["completion_ids"].size(1))[0]
+        batch["old_per_token_logps"] = fresh.detach() - 5.0
+        with torch.no_grad():
+            losses[cap] = float(trainer.compute_loss(trainer.model, dict(batch)))
+        batch["old_per_token_logps"] = fresh.detach()
+        with torch.no_grad():
+            losses[f"fresh-{cap}"] = float(trainer.compute_loss(trainer.model, dict(batch)))
+    assert losses[2.0] == pytest.approx(2.0, rel=1e-3) and losses[4.0] == pytest.approx(4.0, rel=1e-3)
+    assert losses["fresh-2.0"] == pytest.approx(1.0, rel=1e-3)
+
+
+# resuming ---------------------------------------------------------------------------------------------------------
+
+def test_a_resumed_async_run_trains_no_group_twice_and_counts_what_it_left(tmp_path, smollm2_tokenizer):
+    from agentgym.trainer.grpo import _last_checkpoint
+
+    model = tiny_model(smollm2_tokenizer, seed=16)
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, steps=2, save_steps=2)
+    trainer.train()
+    rollouts.close()
+    first = json.loads((tmp_path / "run" / "pipeline.json").read_text())
+    state = json.loads((tmp_path / "run" / "checkpoint-2" / "agentgym_async.json").read_text())
+    assert state["next_group"] == first["next_group"] == 4 == len(first["trained_groups"])
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, tiny_model(smollm2_tokenizer, seed=16), steps=3,
+                                 save_steps=2, resume=True)
+    trainer.train(resume_from_checkpoint=_last_checkpoint(tmp_path / "run"))
+    rollouts.close()
+    second = json.loads((tmp_path / "run" / "pipeline.json").read_text())
+    assert first["trained_groups"] == [0, 1, 2, 3] and second["trained_groups"] == [4, 5]

@@ -275,30 +275,12 @@ def expand(episodes: Sequence[AgentEpisode], multiple: int) -> StepRows:
 
 
 def advantages(rewards: Sequence[float | None], group_size: int, scale: str) -> list[float]:
-    """Each rollout's advantage, as TRL computes it for one row per rollout: the reward minus its group's mean,
-    over the group's (``scale="group"``) or the batch's (``"batch"``) std (+1e-4), or unscaled (``"none"``);
-    failed rollouts (None) are out of the baseline and get 0."""
-    import math
-    import statistics
+    """Each rollout's advantage, as TRL computes it for one row per rollout: ``group_size`` consecutive rollouts are
+    a group (``agentgym.trainer.groups.group_advantages``: the reward minus its group's mean, over the group's or
+    the batch's std (+1e-4), or unscaled; failed rollouts (None) are out of the baseline and get 0)."""
+    from agentgym.trainer.groups import group_advantages
 
-    def std(values: list[float]) -> float:
-        return statistics.stdev(values) if len(values) > 1 else 0.0
-
-    scored = [r for r in rewards if r is not None]
-    batch_std = std(scored)
-    out: list[float] = []
-    for g in range(0, len(rewards), group_size):
-        group = rewards[g:g + group_size]
-        values = [r for r in group if r is not None]
-        mean = sum(values) / len(values) if values else math.nan
-        spread = batch_std if scale == "batch" else std(values)
-        for r in group:
-            if r is None or not values:
-                out.append(0.0)
-                continue
-            a = r - mean
-            out.append(a / (spread + 1e-4) if scale != "none" else a)
-    return out
+    return group_advantages(rewards, [i // group_size for i in range(len(rewards))], scale)
 
 
 def agent_trainer_class() -> type:

@@ -87,6 +87,10 @@ class MetricsLog(TrainerCallback):
                 f"  masked {_fmt(row.get('masked_share'))}  {row['step_time_s']:.1f} s"
                 + (f"  {errors} failed episodes (reward 0, left out of the baseline)" if errors else "")
                 + (f"  {int(row['resampled_groups'])} groups resampled" if row.get("resampled_groups") else "")
+                + (f"  staleness {row['staleness_mean']:.2f} (max {int(row['staleness_max'])}), "
+                   f"{int(row['groups_queued'])} queued, {int(row['groups_in_flight'])} in flight, "
+                   f"{int(row['dropped_stale'])} dropped stale, learner idle {row['learner_idle_s']:.1f} s"
+                   if "staleness_mean" in row else "")
                 + ("  no learning signal: every group's rewards were equal, so every advantage (and the policy "
                    "gradient) is 0" if row.get("no_signal") else ""))
 

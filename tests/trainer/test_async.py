@@ -98,6 +98,10 @@ def test_an_async_run_trains_within_the_bound_and_reports_the_pipeline(tmp_path,
         assert ASYNC_KEYS <= set(row), ASYNC_KEYS - set(row)
         assert 0 <= row["staleness_mean"] <= row["staleness_max"] <= 1
         assert row["rollout_tokens_per_s"] > 0 and row["learner_tokens_per_s"] > 0 and row["learner_idle_s"] >= 0
+    from agentgym.trainer.callbacks import MetricsLog
+
+    line = MetricsLog(rollouts.config, rollouts.stats, None)._line(rows[-1])  # the console's line of the step
+    assert "staleness" in line and "dropped stale" in line and "learner idle" in line
     # the worker plays ahead: once it has, a step trains groups sampled one version back
     assert max(r["staleness_max"] for r in rows) == 1
     # the old log-probabilities of the loss are the sampler's (recorded), not a fresh pass of the learner

@@ -93,12 +93,16 @@ def _trl_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
     """TRL's config for both TRL rows: the batch, budget, sampling and loss settings ``ours`` uses."""
     from trl import GRPOConfig
 
+    from agentgym.trainer.grpo import uses_bf16
+
     return GRPOConfig(output_dir=str(out), per_device_train_batch_size=args.group_size * args.groups,
                       gradient_accumulation_steps=1, num_generations=args.group_size, learning_rate=1e-6,
                       max_steps=args.steps + 1, logging_steps=1, save_steps=10_000, report_to="none",
                       use_cpu=True, disable_tqdm=True, temperature=1.0, top_p=1.0, top_k=0,
                       max_completion_length=args.tokens, loss_type="dapo", beta=0.0,
-                      gradient_checkpointing=False, **extra)  # as ours: with it TRL generates without a KV cache
+                      gradient_checkpointing=False,  # as ours: with it TRL generates without a KV cache
+                      bf16=uses_bf16("auto"),  # as ours (TRL defaults to bf16, emulated where the CPU lacks it)
+                      **extra)
 
 
 def plain_trl(path: str, args: argparse.Namespace, out: Path) -> StepTimer:

@@ -15,6 +15,9 @@ The env speaks the ``hermes`` action format: its prompt lists the tools and asks
 the tool's name, arguments and description; a tool call is one env step. ``reward`` ends each rollout's episode
 with the model's last message (its ``<answer>``) and returns the env's verified reward: the same verifier, and
 the same reward, as every other way of playing the env. No agentgym trainer code is involved.
+
+TRL's ``GRPOConfig`` defaults to bf16 autocast; on a CPU without native bf16 that is emulated and several
+times slower than fp32: pass ``bf16=agentgym.trainer.grpo.uses_bf16("auto")`` to get what ``agentgym train`` picks.
 """
 
 from __future__ import annotations

@@ -160,6 +160,7 @@ def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from agentgym.lm.local import load_for_training, resolve_model
+    from agentgym.trainer.grpo import uses_bf16
 
     torch.manual_seed(0)
     model, tokenizer = load_for_training(resolve_model("smollm2"))
@@ -173,7 +174,9 @@ def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
     config = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=2,
                         max_completion_length=256, max_tool_calling_iterations=2, logging_steps=1,
                         report_to="none", use_cpu=True, disable_tqdm=True, save_strategy="no",
-                        gradient_checkpointing=False, learning_rate=1e-4)
+                        gradient_checkpointing=False, learning_rate=1e-4,
+                        # TRL's configs default to bf16 autocast; a CPU without native bf16 emulates it (7x slower)
+                        bf16=uses_bf16("auto"))
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=Dataset.from_list(rows),
                           environment_factory=environment_factory("agentgym/MathTool-v0"), reward_funcs=reward,
                           args=config)

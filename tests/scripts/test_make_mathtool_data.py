@@ -83,7 +83,8 @@ def test_oracle_programs_import_only_the_allowed_modules():
 
 @pytest.mark.slow
 def test_every_oracle_program_prints_its_gold():
-    """All 2,000 programs, each exec'd in a fresh namespace, in one interpreter: under 20 s (about 5 s here)."""
+    """All 2,000 programs, each exec'd in a fresh namespace, in one interpreter: under 60 s (about 5 s here; the
+    bound leaves room for a machine ten times slower and busy, it only catches a program that hangs or loops)."""
     script = textwrap.dedent("""
         import contextlib, io, json, sys, time
         start, wrong = time.perf_counter(), []
@@ -97,11 +98,11 @@ def test_every_oracle_program_prints_its_gold():
     """)
     pairs = [[r["code"], gold(r)] for name in FILES for r in records(name)]
     proc = subprocess.run([sys.executable, "-c", script], input=json.dumps(pairs), capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, check=False)
+                          timeout=300, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["wrong"] == []
-    assert result["seconds"] < 20
+    assert result["seconds"] < 60
 
 
 @pytest.mark.slow

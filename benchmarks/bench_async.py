@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, out: Path, *, staleness: int) -> dict[str, Any
         max_turn_tokens=recipe["max_turn_tokens"], max_completion_tokens=recipe["max_completion_tokens"],
         temperature=recipe["temperature"], loss_type=recipe["loss_type"], learning_rate=recipe["learning_rate"],
         seed=0, save_steps=10_000, output_dir=str(out), max_staleness=staleness,
-        threads=args.async_threads if staleness else args.sync_threads)
+        threads=args.async_threads if staleness else args.sync_threads, rollout_threads=args.rollout_threads)
     model, tokenizer = load_for_training(resolve_model("smollm2"))
     trainer, rollouts = build_trainer(config, model=model, tokenizer=tokenizer)
     ends = StepEnds()
@@ -99,7 +99,8 @@ def run(args: argparse.Namespace, out: Path, *, staleness: int) -> dict[str, Any
     episodes = config.batch
     later = ends.ends[-1] - ends.ends[0]
     side = {
-        "max_staleness": staleness, "threads": config.threads, "steps": len(rows),
+        "max_staleness": staleness, "threads": config.threads,
+        "rollout_threads": (config.rollout_threads or config.threads) if staleness else config.threads, "steps": len(rows),
         "steps_per_hour": 3600 * (len(ends.ends) - 1) / later if later > 0 else None,
         "steps_per_hour_with_first": 3600 * len(ends.ends) / (ends.ends[-1] - start),
         "episodes_trained_per_step": episodes,
@@ -122,7 +123,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=1, help="A B B A rounds (each runs both sides twice)")
     parser.add_argument("--sync-threads", type=int, default=2)
-    parser.add_argument("--async-threads", type=int, default=1)
+    parser.add_argument("--async-threads", type=int, default=1, help="the asynchronous learner's torch threads")
+    parser.add_argument("--rollout-threads", type=int, default=1, help="the asynchronous rollout worker's")
     parser.add_argument("--tool-latency", type=float, default=0.0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

@@ -133,6 +133,8 @@ class TrainConfig:
         "With max_staleness > 0 the loss's old log-probabilities are the sampler's, and the importance ratio "
         "pi_theta / pi_sampler is truncated at this cap where the advantage is negative (TRL's two-sided delta); "
         "above 1 + epsilon."))
+    rollout_threads: int = field(default=0, metadata=_doc(
+        "torch threads of the asynchronous rollout worker (max_staleness > 0); 0: the same as threads."))
 
     agent: str | None = field(default=None, metadata=_doc(
         "Train your own agent in its own loop: a function FILE.py:FUNCTION or module:FUNCTION taking a task "

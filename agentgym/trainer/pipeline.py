@@ -239,7 +239,8 @@ class Pipeline:
     def _run(self) -> None:
         import torch
 
-        torch.set_num_threads(max(1, self.config.threads))
+        # the worker's own setting: torch's OpenMP thread count is per calling thread, the learner keeps its own
+        torch.set_num_threads(max(1, self.config.rollout_threads or self.config.threads))
         config = self.config
         generator = TransformersGenerator(self.model, self.rollouts.tokenizer, temperature=config.temperature,
                                           top_p=config.top_p, logprobs=True)

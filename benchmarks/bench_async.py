@@ -1,13 +1,14 @@
 """Steps per hour: asynchronous GRPO (``--max-staleness 1``) against the synchronous loop, the same recipe, in one run.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_async.py [--steps 4] [--rounds 1] [--sync-threads 2]
-                                                       [--async-threads 1] [--tool-latency 0] [--json out.json]
+                                                       [--async-threads 1] [--rollout-threads 1]
+                                                       [--tool-latency 0] [--json out.json]
 
 Both sides train docs/training/mathtool-tooluse.yaml (MathTool's tool-use recipe: SmolLM2-135M, fresh weights each
 run, 2 groups x 8 rollouts a step, 2 turns of at most 48 tokens, temperature 0.5, dapo) for ``--steps`` steps. The
 synchronous side plays each step's rollouts, then updates (at ``--sync-threads`` torch threads: the recipe's 2 is its
 best on 2 cores); the asynchronous side's worker plays the next step's groups while the learner trains
-(``--async-threads`` for each of the two threads). Rounds are interleaved A B B A (sync, async, async, sync, ...).
+(``--async-threads`` torch threads for the learner, ``--rollout-threads`` for the worker). Rounds are interleaved A B B A (sync, async, async, sync, ...).
 ``--tool-latency S`` makes every tool call answer S seconds later (a wrapper env, as a remote tool would).
 
 A step's rate counts the steps after the first (the first is a cold start on both sides: the asynchronous worker

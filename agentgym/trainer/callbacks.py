@@ -90,6 +90,8 @@ class MetricsLog(TrainerCallback):
                 + (f"  staleness {row['staleness_mean']:.2f} (max {int(row['staleness_max'])}), "
                    f"{int(row['groups_queued'])} queued, {int(row['groups_in_flight'])} in flight, "
                    f"{int(row['dropped_stale'])} dropped stale, learner idle {row['learner_idle_s']:.1f} s"
+                   + (f", {int(row['rollouts_lost'])} rollouts lost with {int(row['rollout_workers_lost'])} "
+                      "worker(s), played again" if row.get("rollout_workers_lost") else "")
                    if "staleness_mean" in row else "")
                 + ("  no learning signal: every group's rewards were equal, so every advantage (and the policy "
                    "gradient) is 0" if row.get("no_signal") else ""))

@@ -134,7 +134,14 @@ class TrainConfig:
         "pi_theta / pi_sampler is truncated at this cap where the advantage is negative (TRL's two-sided delta); "
         "above 1 + epsilon."))
     rollout_threads: int = field(default=0, metadata=_doc(
-        "torch threads of the asynchronous rollout worker (max_staleness > 0); 0: the same as threads."))
+        "torch threads of each asynchronous rollout worker (max_staleness > 0); 0: the same as threads."))
+    rollout_workers: int = field(default=0, metadata=_doc(
+        "Asynchronous rollout workers as Ray actors spread over the cluster at --ray, each with its own policy copy "
+        "and envs (0: one worker, a thread of the training process). Needs max_staleness > 0 and the ray extra.",
+        metavar="N"))
+    ray: str | None = field(default=None, metadata=_doc(
+        "The Ray cluster of the rollout workers: HOST:PORT (what `ray start --head` prints), auto, or local (start "
+        "one here) [default: local].", metavar="ADDRESS"))
 
     agent: str | None = field(default=None, metadata=_doc(
         "Train your own agent in its own loop: a function FILE.py:FUNCTION or module:FUNCTION taking a task "
@@ -190,7 +197,14 @@ class TrainConfig:
         if self.importance_cap <= 1 + self.epsilon:
             raise ConfigError(f"importance_cap ({self.importance_cap!r}) must be above 1 + epsilon "
                               f"({1 + self.epsilon!r}), or it would clip every ratio the clip keeps.")
+        if self.rollout_workers < 0:
+            raise ConfigError(f"rollout_workers must be >= 0 (0: a thread of the training process), got "
+                              f"{self.rollout_workers!r}.")
+        if self.ray is not None and not self.rollout_workers:
+            raise ConfigError("--ray names the cluster of the rollout workers: pass --rollout-workers N too.")
         if not self.max_staleness:
+            if self.rollout_workers:
+                raise ConfigError("rollout_workers play asynchronously: pass --max-staleness K (K >= 1) with them.")
             return
         if self.backend != "transformers":
             raise ConfigError("max_staleness > 0 plays on the transformers backend (its worker copies the policy in "

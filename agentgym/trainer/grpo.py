@@ -420,6 +420,8 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
     if config.max_staleness:  # a rollout worker plays on while the learner trains
         from agentgym.trainer.pipeline import async_trainer_class, pipeline_callback, pipeline_rollouts
 
+        if config.rollout_workers and not _has("ray"):  # before the run, not when the first step starts them
+            raise DependencyNotInstalled("Ray (--rollout-workers)", "pip install 'agentgym-suite[ray]'")
         trainer_class = async_trainer_class()
         rollouts = pipeline_rollouts(_Rollouts)(config, tokenizer, stats, specs, strata, order=order)
         callbacks.append(pipeline_callback(rollouts))

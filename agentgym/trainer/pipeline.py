@@ -1,9 +1,13 @@
-"""Asynchronous GRPO (``max_staleness`` K > 0): a rollout worker plays on while the learner trains.
+"""Asynchronous GRPO (``max_staleness`` K > 0): rollout workers play on while the learner trains.
 
-The worker is a thread of the training process with its own copy of the policy. It plays ``groups_per_step`` groups
-at a time (batched generation, as the synchronous loop plays a step), each with the newest weights the learner has
-published, and queues each finished group with the version of the weights that sampled it (the learner's optimizer
-steps when they were published). The learner takes the groups it needs for a step from the queue, oldest first.
+A worker (``agentgym.trainer.rollout_worker``) is a thread of the training process with its own copy of the policy
+(``rollout_workers: 0``, the default), or one of N Ray actors across a cluster (``rollout_workers: N``, ``ray``). Each
+plays ``groups_per_step`` groups at a time (batched generation, as the synchronous loop plays a step), each with the
+newest weights the learner has published, and the pipeline queues each finished group with the version of the
+weights that sampled it (the learner's optimizer steps when they were published). The learner takes the groups it
+needs for a step from the queue, oldest first. A Ray worker that dies loses only its batch in flight: the pipeline
+counts it (``rollouts_lost``, ``rollout_workers_lost``), plays the batch again on a worker left, and the learner goes
+on.
 
 The staleness bound: the learner at step s trains only groups sampled by version v >= s - K. The worker starts a
 batch only while the groups started so far fit in the K + 1 steps ahead of the learner (plus one for every group
@@ -29,7 +33,6 @@ so no group is trained twice; groups queued or in flight at a stop are counted i
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import json
 import logging
@@ -42,22 +45,15 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import RolloutError
-from agentgym.lm.rollout import Episode, TaskSpec, TransformersGenerator
+from agentgym.lm.rollout import Episode, TaskSpec
 from agentgym.trainer.config import TrainConfig
 from agentgym.trainer.groups import check_group, group_advantages, has_signal
+from agentgym.trainer.rollout_worker import Cancelled, ThreadWorker, WorkerLost, ray_connect, start_ray_workers
 
 __all__ = ["Cancelled", "Group", "Pipeline", "async_trainer_class", "pipeline_callback", "pipeline_rollouts"]
 
 logger = logging.getLogger("agentgym.trainer")
 STATE_FILE = "agentgym_async.json"
-
-
-class Cancelled(Exception):  # noqa: N818 - a cancellation, not an error
-    """A batch of groups the worker stopped playing: ``reason`` is ``stale`` (past the bound) or ``closed``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -116,22 +112,52 @@ class Pipeline:
         self.error: BaseException | None = None
         self.closed = False
         self.weights: tuple[int, dict[str, Any]] | None = None
-        self.model: Any = None
-        self.thread: threading.Thread | None = None
+        self.workers: list[Any] = []
+        self.threads: list[threading.Thread] = []
+        self.live = 0  # workers not lost
+        self.retry: collections.deque[int] = collections.deque()  # batches a lost worker had in flight
+        self.ray: Any = None
+        self.ray_started = False
+        self.refs: dict[int, Any] = {}  # version -> the weights in Ray's object store
+        self.refs_lock = threading.Lock()
         self.last_take = time.perf_counter()
+
+    @property
+    def started_workers(self) -> bool:
+        return bool(self.threads)
 
     # the learner's side -------------------------------------------------------------------------------------------
 
     def start(self, model: Any, step: int, cursor: int) -> None:
-        """Copy the learner's policy for the worker and start it, at optimizer step ``step`` and group ``cursor``."""
-        self.model = copy.deepcopy(model).eval()
-        for p in self.model.parameters():
-            p.requires_grad_(False)
+        """Copy the learner's policy for the workers and start them, at optimizer step ``step`` and group
+        ``cursor``."""
         self.step = self.base_step = step
         self.cursor = self.trained_through = cursor
         self.weights = (step, {})
-        self.thread = threading.Thread(target=self._run, name="agentgym-rollout-worker", daemon=True)
-        self.thread.start()
+        if self.config.rollout_workers:
+            self.ray, self.ray_started = ray_connect(self.config.ray or "local")
+            self.workers = start_ray_workers(self, model)
+        else:
+            self.workers = [ThreadWorker(self, model)]
+        self.live = len(self.workers)
+        self.threads = [threading.Thread(target=self._run, args=(worker,), name=f"agentgym-rollout-worker-{k}",
+                                         daemon=True) for k, worker in enumerate(self.workers)]
+        for thread in self.threads:
+            thread.start()
+
+    def learner_state(self) -> tuple[bool, int]:
+        """Whether the run is closing, and the learner's optimizer step (what a batch in flight checks)."""
+        with self.cond:
+            return self.closed, self.step
+
+    def weights_ref(self, version: int, weights: dict[str, Any]) -> Any:
+        """``weights``, the trainable parameters of ``version``, in Ray's object store (put once, shared by every
+        Ray worker; as fp32 arrays, which each actor casts back to its parameters' type)."""
+        with self.refs_lock:
+            if version not in self.refs:
+                self.refs = {version: self.ray.put({name: t.detach().cpu().float().numpy()
+                                                    for name, t in weights.items()})}
+            return self.refs[version]
 
     def take(self, n: int) -> list[Group]:
         """The ``n`` groups of the learner's next step, oldest first, past the bound and failed ones dropped;
@@ -172,6 +198,8 @@ class Pipeline:
             self.weights = (step, weights)
             self.step = step
             self.cond.notify_all()
+        for worker in self.workers:
+            worker.notify(step, False)
         self.rollouts.stats.extra["learner_tokens_per_s"] = trained / busy if busy > 0 else 0.0
 
     def state(self) -> dict[str, Any]:
@@ -185,12 +213,18 @@ class Pipeline:
         with self.cond:
             self.closed = True
             self.cond.notify_all()
-        if self.thread is not None:
-            self.thread.join(timeout=600)
+        for worker in self.workers:
+            worker.notify(self.step, True)
+        for thread in self.threads:
+            thread.join(timeout=600)
+        for worker in self.workers:
+            worker.stop()
+        if self.ray_started:
+            self.ray.shutdown()
         with self.cond:
             summary = {"groups_left_queued": len(self.queue), "groups_left_in_flight": self.in_flight,
                        "next_group": self.trained_through, "trained_groups": list(self.trained),
-                       **dict(self.counts.total)}
+                       "rollout_workers": [w.where for w in self.workers], **dict(self.counts.total)}
             self.queue.clear()
         return summary
 
@@ -217,7 +251,9 @@ class Pipeline:
                "dropped_failed": float(step["dropped_failed"]), "dropped_no_signal": float(step["dropped_no_signal"]),
                "learner_idle_s": float(step["learner_idle_s"]), "rollout_idle_s": float(step["rollout_idle_s"]),
                "rollout_tokens_per_s": (step["rollout_tokens"] / step["rollout_busy_s"]
-                                        if step["rollout_busy_s"] else 0.0)}
+                                        if step["rollout_busy_s"] else 0.0),
+               "rollouts_lost": float(step["rollouts_lost"]),
+               "rollout_workers_lost": float(step["rollout_workers_lost"])}
         self.counts.step.clear()
         return out
 
@@ -236,66 +272,68 @@ class Pipeline:
         ahead = (self.step - self.base_step + self.k + 1) * self.per_batch + self.dropped
         return self.started + self.per_batch <= ahead
 
-    def _run(self) -> None:
-        import torch
+    def _reserve(self) -> int:
+        """The first group of the next batch (a lost worker's batch first), counted as started and in flight."""
+        if self.retry:
+            first = self.retry.popleft()
+        else:
+            first = self.cursor
+            self.cursor += self.per_batch
+        self.started += self.per_batch
+        self.in_flight += self.per_batch
+        return first
 
-        # the worker's own setting: torch's OpenMP thread count is per calling thread, the learner keeps its own
-        torch.set_num_threads(max(1, self.config.rollout_threads or self.config.threads))
-        config = self.config
-        generator = TransformersGenerator(self.model, self.rollouts.tokenizer, temperature=config.temperature,
-                                          top_p=config.top_p, logprobs=True)
-        version = self.base_step
+    def _run(self, worker: Any) -> None:
         try:
-            with torch.no_grad():
-                while True:
-                    waited = time.perf_counter()
-                    with self.cond:
-                        while not self.closed and not self._may_start():
-                            self.cond.wait(timeout=1.0)
-                        if self.closed:
-                            return
-                        self.counts.add("rollout_idle_s", time.perf_counter() - waited)
-                        first = self.cursor
-                        self.cursor += self.per_batch
-                        self.started += self.per_batch
-                        self.in_flight += self.per_batch
-                        newest, weights = self.weights  # type: ignore[misc]
-                    if newest > version:
-                        self._load(weights)
-                        version = newest
-                    self._play(generator, first, version)
+            worker.setup()
+            while True:
+                waited = time.perf_counter()
+                with self.cond:
+                    while not self.closed and not self._may_start():
+                        self.cond.wait(timeout=1.0)
+                    if self.closed:
+                        return
+                    self.counts.add("rollout_idle_s", time.perf_counter() - waited)
+                    first = self._reserve()
+                    version, weights = self.weights  # type: ignore[misc]
+                if not self._play(worker, first, version, weights):
+                    return
         except BaseException as e:  # noqa: BLE001 - handed to the learner, which raises it
-            logger.exception("The rollout worker failed")
+            logger.exception("The rollout worker failed (%s)", worker.where)
             with self.cond:
                 self.error = e
                 self.cond.notify_all()
 
-    def _load(self, weights: dict[str, Any]) -> None:
-        params = dict(self.model.named_parameters())
-        for name, tensor in weights.items():
-            params[name].data = tensor  # the learner's copy becomes the worker's: no second copy
-
-    def _play(self, generator: Any, first: int, version: int) -> None:
+    def _play(self, worker: Any, first: int, version: int, weights: dict[str, Any]) -> bool:
+        """Play one batch on ``worker`` and queue its groups; False once the worker is lost."""
         size = self.config.group_size
         specs = [self.spec(first + k) for k in range(self.per_batch) for _ in range(size)]
         start = time.perf_counter()
-
-        def check(_round: int) -> None:
-            with self.cond:
-                if self.closed:
-                    raise Cancelled("closed")
-                if self.step - version > self.k:
-                    raise Cancelled("stale")
-
-        self.rollouts.calls = first  # the batch's sampling seed follows its place in the task order
+        worker.busy = first
         try:
-            episodes = self.rollouts._play(specs, generator, on_turn=check)
+            episodes = worker.play(first, specs, version, weights)
         except Cancelled as e:
             with self.cond:
                 self.in_flight -= self.per_batch
                 if e.reason == "stale":
                     self._drop("dropped_stale_in_flight", self.per_batch)
-            return
+            return True
+        except WorkerLost as e:
+            logger.warning("%s; its batch in flight (groups %d-%d) is played again.", e, first,
+                           first + self.per_batch - 1)
+            with self.cond:
+                self.in_flight -= self.per_batch
+                self.started -= self.per_batch
+                self.retry.append(first)
+                self.live -= 1
+                self.counts.add("rollouts_lost", len(specs))
+                self.counts.add("rollout_workers_lost")
+                if not self.live:
+                    self.error = RolloutError(f"Every rollout worker was lost; the last: {e}")
+                self.cond.notify_all()
+            return False
+        finally:
+            worker.busy = None
         seconds = time.perf_counter() - start
         groups = [Group(first + k, episodes[k * size:(k + 1) * size], version, seconds / self.per_batch)
                   for k in range(self.per_batch)]
@@ -307,6 +345,7 @@ class Pipeline:
             self.counts.add("rollout_tokens", sum(e.tokens_model for e in episodes))
             self.counts.add("rollout_busy_s", seconds)
             self.cond.notify_all()
+        return True
 
 
 def pipeline_rollouts(base: type) -> type:
@@ -331,7 +370,7 @@ def pipeline_rollouts(base: type) -> type:
             """Played episodes are counted when they are trained (``take``), not when they are played."""
 
         def close(self) -> None:
-            summary = self.pipeline.close() if self.pipeline.thread is not None else {}
+            summary = self.pipeline.close() if self.pipeline.started_workers else {}
             super().close()
             if summary:
                 path = Path(self.config.output_dir) / "pipeline.json"
@@ -359,7 +398,7 @@ def async_trainer_class() -> type:
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
             rollouts = self.rollout_func
             pipeline = rollouts.pipeline
-            if pipeline.thread is None:
+            if not pipeline.started_workers:
                 step = self.state.global_step
                 pipeline.start(self.accelerator.unwrap_model(self.model), step,
                                _resume_cursor(self.args.output_dir, step))
@@ -391,7 +430,7 @@ def pipeline_callback(rollouts: Any) -> Any:
 
     class PipelineCallback(TrainerCallback):  # type: ignore[misc, valid-type]
         def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-            if rollouts.pipeline.thread is not None and model is not None:
+            if rollouts.pipeline.started_workers and model is not None:
                 rollouts.pipeline.publish(model, state.global_step)
 
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:

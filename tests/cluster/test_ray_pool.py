@@ -396,3 +396,55 @@ def test_a_plugin_env_from_a_file_plays_on_the_hosts_of_both_nodes(cluster, tmp_
         finally:
             for client in clients:
                 client.close()
+
+
+def test_async_rollout_workers_on_both_nodes_and_a_killed_one_loses_only_its_batch(cluster, tmp_path,
+                                                                                  smollm2_tokenizer):
+    """`--rollout-workers 2 --ray ADDRESS`: a rollout actor on each node plays the groups while the learner trains;
+    one is killed (SIGKILL) with a batch in flight: that batch is counted lost and played again by the other, no
+    group is trained twice, and the learner finishes its steps."""
+    import helpers.slow_toy_env  # noqa: F401 - registers the env here; the actors import it on their nodes
+    from helpers.slow_toy_env import SLOW_ID
+    from helpers.trainer_fixtures import tiny_model
+    from transformers import TrainerCallback
+
+    from agentgym.lm.rollout import TaskSpec
+    from agentgym.trainer.grpo import TrainConfig, build_trainer
+
+    config = TrainConfig(env=[SLOW_ID], imports=["helpers.slow_toy_env"], env_kwargs={"delay": 0.3},
+                         output_dir=str(tmp_path / "run"), group_size=2, groups_per_step=2, steps=4,
+                         max_turn_tokens=6, max_completion_tokens=200, learning_rate=1e-2, save_steps=100,
+                         max_staleness=1, rollout_workers=2, ray=cluster.address)
+    specs = [TaskSpec(SLOW_ID, task_id=f"toy-{i}") for i in range(8)]
+    trainer, rollouts = build_trainer(config, model=tiny_model(smollm2_tokenizer, seed=21),
+                                      tokenizer=smollm2_tokenizer, specs=specs)
+    killed = {}
+
+    class KillOne(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers' signature
+            if state.global_step != 1:
+                return
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                busy = [w for w in rollouts.pipeline.workers if w.busy is not None]
+                if busy:
+                    killed.update(first=busy[0].busy, where=busy[0].where)
+                    os.kill(busy[0].pid, signal.SIGKILL)
+                    return
+                time.sleep(0.01)
+
+    trainer.add_callback(KillOne())
+    try:
+        trainer.train()
+    finally:
+        rollouts.close()
+    assert trainer.state.global_step == 4
+    assert killed, "no worker had a batch in flight to kill"
+    summary = json.loads((tmp_path / "run" / "pipeline.json").read_text())
+    assert {w.split("node ")[1].rstrip(")") for w in summary["rollout_workers"]} == set(cluster.nodes.values())
+    assert summary["rollout_workers_lost"] == 1 and summary["rollouts_lost"] == 4  # its batch: 2 groups x 2
+    trained = summary["trained_groups"]
+    assert len(trained) == len(set(trained)) == 8  # 4 steps x 2 groups, none twice
+    assert {killed["first"], killed["first"] + 1} <= set(trained), (killed, summary)  # played again, then trained
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(r["rollout_workers_lost"] for r in rows) == 1

@@ -74,6 +74,9 @@ def test_a_group_must_share_task_and_seed():
     ({"importance_cap": 1.1}, "importance_cap"),
     ({"max_staleness": 1, "backend": "vllm"}, "transformers backend"),
     ({"max_staleness": 1, "agent": "examples/agents/openai_agent.py:agent"}, "built-in loop"),
+    ({"rollout_workers": 2}, "pass --max-staleness K"),
+    ({"max_staleness": 1, "rollout_workers": -1}, "rollout_workers must be >= 0"),
+    ({"max_staleness": 1, "ray": "auto"}, "pass --rollout-workers N"),
 ])
 def test_async_settings_are_checked(overrides, message):
     with pytest.raises(ConfigError, match=message):
@@ -113,12 +116,11 @@ def test_an_async_run_trains_within_the_bound_and_reports_the_pipeline(tmp_path,
     assert summary["next_group"] == 8 and played <= 2 * 2  # at most K + 1 batches ahead, each counted
 
 
-def _played_groups(rollouts, n, version=0):
+def _played_groups(rollouts, model, n, version=0):
     """``n`` groups played for real by the toy env with the tiny model (as the worker plays them)."""
     from agentgym.trainer.pipeline import Group
 
     pipeline = rollouts.pipeline
-    model = pipeline.model
     generator = TransformersGenerator(model, rollouts.tokenizer, logprobs=True)
     size = rollouts.config.group_size
     specs = [pipeline.spec(k) for k in range(n) for _ in range(size)]
@@ -133,8 +135,7 @@ def test_a_queued_group_past_the_bound_is_dropped_and_counted(tmp_path, smollm2_
     model = tiny_model(smollm2_tokenizer, seed=12)
     trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1)
     pipeline = rollouts.pipeline
-    pipeline.model = copy.deepcopy(model)
-    stale, fresh = _played_groups(rollouts, 2, version=0)
+    stale, fresh = _played_groups(rollouts, copy.deepcopy(model), 2, version=0)
     fresh.version = 2
     pipeline.step = 3  # the learner is at step 3: version 0 is 3 steps old (> 1), version 2 one step
     pipeline.queue.extend([stale, fresh])
@@ -157,9 +158,9 @@ def test_a_group_in_flight_past_the_bound_is_cancelled_not_trained(tmp_path, smo
     gate = threading.Event()
     original = pipeline._play
 
-    def announced(generator, first, version):
+    def announced(worker, first, version, weights):
         gate.set()  # the batch is in flight
-        return original(generator, first, version)
+        return original(worker, first, version, weights)
 
     pipeline._play = announced
     pipeline.start(model, 0, 0)
@@ -238,3 +239,27 @@ def test_a_resumed_async_run_trains_no_group_twice_and_counts_what_it_left(tmp_p
     rollouts.close()
     second = json.loads((tmp_path / "run" / "pipeline.json").read_text())
     assert first["trained_groups"] == [0, 1, 2, 3] and second["trained_groups"] == [4, 5]
+
+
+def test_the_worker_plays_at_its_own_thread_count_and_the_learner_keeps_its_own(tmp_path, smollm2_tokenizer):
+    from agentgym.trainer.rollout_worker import ThreadWorker
+
+    seen = []
+    original = ThreadWorker.play
+
+    def recording(self, *args):
+        seen.append(torch.get_num_threads())
+        return original(self, *args)
+
+    before = torch.get_num_threads()
+    model = tiny_model(smollm2_tokenizer, seed=17)
+    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, threads=2, rollout_threads=1, steps=1)
+    ThreadWorker.play = recording
+    try:
+        trainer.train()
+        learner = torch.get_num_threads()
+    finally:
+        ThreadWorker.play = original
+        rollouts.close()
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1} and learner == 2

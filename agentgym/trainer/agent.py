@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,13 +142,18 @@ class AgentRollouts:
         self.played: list[AgentEpisode] = []
 
     def _generator(self, trainer: Any) -> Generator:
+        generator: Any = super()._generator(trainer)  # type: ignore[misc]
+        if hasattr(generator, "logprobs"):
+            generator.logprobs = True
+        self._serve(generator)
+        return generator
+
+    def _serve(self, generator: Generator) -> None:
+        """The gateway the agents call, serving ``generator`` (started on first use, its generator swapped after)."""
         from agentgym.gateway.engine import Engine
         from agentgym.gateway.server import GatewayServer
         from agentgym.gateway.service import Gateway
 
-        generator: Any = super()._generator(trainer)  # type: ignore[misc]
-        if hasattr(generator, "logprobs"):
-            generator.logprobs = True
         if self.gateway is None:
             engine = Engine(generator, context=self._autocast)
             self.gateway = Gateway(model_name=self.config.model, engine=engine, default_max_tokens=self.config.
@@ -158,7 +163,6 @@ class AgentRollouts:
             self.server = GatewayServer(self.gateway).start()
         else:
             self.gateway.engine.generator = generator
-        return generator
 
     def _autocast(self) -> Any:
         import contextlib
@@ -175,7 +179,11 @@ class AgentRollouts:
             return out
         return super().__call__(prompts, trainer)  # type: ignore[misc]
 
-    def _play(self, specs: Sequence[TaskSpec], generator: Generator) -> list[Episode]:
+    def _play(self, specs: Sequence[TaskSpec], generator: Generator,
+              on_turn: Callable[[int], None] | None = None) -> list[Episode]:
+        """The rollouts of ``specs``, each agent in a thread of its own. ``on_turn`` (the asynchronous pipeline's
+        staleness check) is called once the batch is played: an agent's loop is its own, so a batch past the bound
+        is dropped when it ends, not mid-play."""
         from agentgym.gateway.agents import run_agent
 
         envs = self._envs(specs)  # type: ignore[attr-defined]
@@ -211,9 +219,10 @@ class AgentRollouts:
         played: list[Episode] = [e for e in episodes if e is not None]
         judge_groups(played, envs, self.config.group_size)
         self.calls += 1  # type: ignore[attr-defined]
-        self.stats.episodes += played
-        self.stats.seconds += time.perf_counter() - start
+        self._record(played, time.perf_counter() - start)  # type: ignore[attr-defined]
         self._replace_failed(envs, played)  # type: ignore[attr-defined]
+        if on_turn is not None:
+            on_turn(0)
         return played
 
     def step(self, prompts: list[Any], trainer: Any) -> list[AgentEpisode]:
@@ -298,7 +307,7 @@ def agent_trainer_class() -> type:
             if self.use_vllm and self.state.global_step != self._last_loaded_step:  # new weights before playing
                 self.vllm_generation.sync_weights()
                 self._last_loaded_step = self.state.global_step
-            episodes = rollouts.step([x["prompt"] for x in inputs], self)
+            episodes = self._episodes(inputs)
             if len(episodes) != len(inputs):
                 raise RolloutError(f"The agent step played {len(episodes)} rollouts for {len(inputs)} prompts.")
             size = self.num_generations
@@ -317,7 +326,7 @@ def agent_trainer_class() -> type:
             expanded = [inputs[k if k is not None else 0] for k in plan.rollout_of]
             out = super()._generate_and_score_completions(expanded)
             rewards = [None if e.failed else e.reward for e in episodes]
-            per_rollout = advantages(rewards, size, str(self.scale_rewards))
+            per_rollout = self._advantages(rewards, size)
             device = out["completion_ids"].device
             out["advantages"] = torch.tensor([0.0 if k is None else per_rollout[k] for k in plan.rollout_of],
                                              dtype=torch.float32, device=device)
@@ -326,6 +335,14 @@ def agent_trainer_class() -> type:
                 [(r.logprobs + [0.0] * width)[:width] for r in rows], dtype=torch.float32, device=device)
             self._check_fidelity(out, plan, rows, episodes)
             return out
+
+        def _episodes(self, inputs: list[dict[str, Any]]) -> list[AgentEpisode]:
+            """The step's rollouts, one per prompt: played now (the asynchronous trainer takes them from its queue)."""
+            return self.rollout_func.step([x["prompt"] for x in inputs], self)
+
+        def _advantages(self, rewards: list[float | None], size: int) -> list[float]:
+            """Each rollout's advantage: ``size`` consecutive rollouts are a group."""
+            return advantages(rewards, size, str(self.scale_rewards))
 
         def _check_fidelity(self, out: dict[str, Any], plan: StepRows, rows: list[Row],
                             episodes: Sequence[AgentEpisode]) -> None:

@@ -209,9 +209,9 @@ class TrainConfig:
         if self.backend != "transformers":
             raise ConfigError("max_staleness > 0 plays on the transformers backend (its worker copies the policy in "
                               "memory); with backend='vllm' use max_staleness 0.")
-        if self.agent is not None or self.agent_cmd is not None:
-            raise ConfigError("max_staleness > 0 plays the built-in loop; train --agent takes turns for now "
-                              "(max_staleness 0).")
+        if (self.agent is not None or self.agent_cmd is not None) and self.rollout_workers:
+            raise ConfigError("train --agent plays asynchronously on a thread of the training process (its gateway's "
+                              "policy copy); rollout_workers (Ray) play the built-in loop: drop --rollout-workers.")
 
     def _check_agent(self) -> None:
         """What a run with --agent cannot take: its agent writes its own messages and plays the env in process."""

@@ -422,8 +422,9 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
 
         if config.rollout_workers and not _has("ray"):  # before the run, not when the first step starts them
             raise DependencyNotInstalled("Ray (--rollout-workers)", "pip install 'agentgym-suite[ray]'")
-        trainer_class = async_trainer_class()
-        rollouts = pipeline_rollouts(_Rollouts)(config, tokenizer, stats, specs, strata, order=order)
+        agent = rollouts_class is not _Rollouts
+        trainer_class = async_trainer_class(agent=agent)
+        rollouts = pipeline_rollouts(rollouts_class)(config, tokenizer, stats, specs, strata, order=order)
         callbacks.append(pipeline_callback(rollouts))
     else:
         rollouts = rollouts_class(config, tokenizer, stats, specs, strata)

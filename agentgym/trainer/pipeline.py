@@ -388,25 +388,46 @@ def _resume_cursor(output_dir: str, step: int) -> int:
     return int(json.loads(path.read_text())["next_group"])
 
 
-def async_trainer_class() -> type:
-    """TRL's ``GRPOTrainer`` whose generation step takes finished groups from the pipeline: their recorded
-    log-probabilities as the old policy's, advantages per group id (``group_advantages``)."""
+def _take(trainer: Any, inputs: list[dict[str, Any]]) -> list[Group]:
+    """The groups of the trainer's step from the pipeline (its workers started on the first step), counted in the
+    step's stats."""
+    rollouts = trainer.rollout_func
+    pipeline = rollouts.pipeline
+    if not pipeline.started_workers:
+        step = trainer.state.global_step
+        pipeline.start(trainer.accelerator.unwrap_model(trainer.model), step,
+                       _resume_cursor(trainer.args.output_dir, step))
+    groups = pipeline.take(len(inputs) // trainer.num_generations)
+    rollouts.stats.episodes += [e for g in groups for e in g.episodes]
+    rollouts.stats.seconds += sum(g.seconds for g in groups)
+    return groups
+
+
+def async_trainer_class(agent: bool = False) -> type:
+    """TRL's ``GRPOTrainer`` (``agent``: ``train --agent``'s) whose generation step takes finished groups from the
+    pipeline: their recorded log-probabilities as the old policy's, advantages per group id (``group_advantages``)."""
     import torch
     from trl import GRPOTrainer
+
+    if agent:
+        from agentgym.trainer.agent import agent_trainer_class
+
+        class AsyncAgentGRPOTrainer(agent_trainer_class()):  # type: ignore[misc]
+            def _episodes(self, inputs: list[dict[str, Any]]) -> list[Any]:
+                groups = _take(self, inputs)
+                self._group_ids = [g.id for g in groups for _ in g.episodes]
+                return [e for g in groups for e in g.episodes]
+
+            def _advantages(self, rewards: list[float | None], size: int) -> list[float]:
+                return group_advantages(rewards, self._group_ids, str(self.scale_rewards))
+
+        return AsyncAgentGRPOTrainer
 
     class AsyncGRPOTrainer(GRPOTrainer):  # type: ignore[misc, valid-type]
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
             rollouts = self.rollout_func
-            pipeline = rollouts.pipeline
-            if not pipeline.started_workers:
-                step = self.state.global_step
-                pipeline.start(self.accelerator.unwrap_model(self.model), step,
-                               _resume_cursor(self.args.output_dir, step))
-            size = self.num_generations
-            groups = pipeline.take(len(inputs) // size)
+            groups = _take(self, inputs)
             episodes = [e for g in groups for e in g.episodes]
-            rollouts.stats.episodes += episodes
-            rollouts.stats.seconds += sum(g.seconds for g in groups)
             rollouts.pending = rollouts._outputs(episodes)
             out = super()._generate_and_score_completions(
                 [{"prompt": json.dumps(dataclasses.asdict(e.spec))} for e in episodes])

@@ -81,6 +81,9 @@ class ThreadWorker:
         torch.set_num_threads(max(1, config.rollout_threads or config.threads))
         self.generator = TransformersGenerator(self.model, self.pipeline.rollouts.tokenizer,
                                                temperature=config.temperature, top_p=config.top_p, logprobs=True)
+        serve = getattr(self.pipeline.rollouts, "_serve", None)
+        if serve is not None:  # train --agent: the agents' gateway serves the worker's policy copy
+            serve(self.generator)
 
     def play(self, first: int, specs: Sequence[TaskSpec], version: int, weights: dict[str, Any]) -> list[Episode]:
         import torch

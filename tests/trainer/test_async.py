@@ -73,7 +73,8 @@ def test_a_group_must_share_task_and_seed():
     ({"max_staleness": -1}, "max_staleness must be >= 0"),
     ({"importance_cap": 1.1}, "importance_cap"),
     ({"max_staleness": 1, "backend": "vllm"}, "transformers backend"),
-    ({"max_staleness": 1, "agent": "examples/agents/openai_agent.py:agent"}, "built-in loop"),
+    ({"max_staleness": 1, "rollout_workers": 2, "agent": "examples/agents/openai_agent.py:agent"},
+     "drop --rollout-workers"),
     ({"rollout_workers": 2}, "pass --max-staleness K"),
     ({"max_staleness": 1, "rollout_workers": -1}, "rollout_workers must be >= 0"),
     ({"max_staleness": 1, "ray": "auto"}, "pass --rollout-workers N"),
@@ -263,3 +264,33 @@ def test_the_worker_plays_at_its_own_thread_count_and_the_learner_keeps_its_own(
         rollouts.close()
         torch.set_num_threads(before)
     assert seen and set(seen) == {1} and learner == 2
+
+
+def test_an_async_agent_run_trains_the_gateways_recorded_tokens_within_the_bound(tmp_path, smollm2_tokenizer):
+    """train --agent with --max-staleness 1: the agents play on the worker's gateway (its policy copy) while the
+    learner trains; every row TRL trains is the gateway's recorded ids (the fidelity check: 0 mismatches), groups
+    keyed by id, none trained twice, nothing staler than the bound."""
+    from pathlib import Path
+
+    agents = Path(__file__).resolve().parents[1] / "helpers" / "train_agents.py"
+    env = "agentgym/MathTool-v0"
+    config = TrainConfig(env=[env], output_dir=str(tmp_path / "run"), group_size=2, groups_per_step=2, steps=3,
+                         max_turn_tokens=6, max_completion_tokens=400, learning_rate=1e-2, save_steps=100,
+                         agent=f"{agents}:two_turns", temperature=1.0, max_staleness=1)
+    specs = [TaskSpec(env, task_id=f"gsm8k-train-{i:05d}") for i in range(4)]
+    model = tiny_model(smollm2_tokenizer, seed=18)
+    before = [p.detach().clone() for p in model.parameters()]
+    trainer, rollouts = build_trainer(config, model=model, tokenizer=smollm2_tokenizer, specs=specs)
+    try:
+        trainer.train()
+        served = rollouts.gateway.engine.generator.model
+    finally:
+        rollouts.close()
+    assert served is rollouts.pipeline.workers[0].model and served is not model  # the worker's copy, not the learner
+    rows = _rows(tmp_path)
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    assert all(r["token_mismatches"] == 0.0 and r["samples"] == 4 and r["agent_errors"] == 0 for r in rows)
+    assert all(r["staleness_max"] <= 1 for r in rows) and ASYNC_KEYS <= set(rows[-1])
+    summary = json.loads((tmp_path / "run" / "pipeline.json").read_text())
+    assert len(summary["trained_groups"]) == len(set(summary["trained_groups"])) == 6
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))

@@ -26,6 +26,7 @@ from agentgym.lm.rollout import Episode, TaskSpec, TransformersGenerator
 __all__ = ["Cancelled", "RayWorker", "RolloutActor", "ThreadWorker", "WorkerLost", "ray_connect"]
 
 logger = logging.getLogger("agentgym.trainer")
+START_TIMEOUT_S = 300.0  # for a Ray worker to be placed, import agentgym and load its policy copy
 
 
 class Cancelled(Exception):  # noqa: N818 - a cancellation, not an error
@@ -205,8 +206,14 @@ class RayWorker:
         self.where = f"Ray rollout worker {index}"
 
     def setup(self) -> None:
+        from agentgym.errors import RolloutError
+
         ray = self.pipeline.ray
-        self.pid, self.node = ray.get(self.actor.where.remote())
+        try:
+            self.pid, self.node = ray.get(self.actor.where.remote(), timeout=START_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError as e:
+            raise RolloutError(f"Ray rollout worker {self.index} did not start in {START_TIMEOUT_S:.0f} s: each takes "
+                               "one CPU of a node (ray status shows what is free); pass fewer --rollout-workers.") from e
         self.where = f"Ray rollout worker {self.index} (pid {self.pid}, node {self.node})"
 
     def play(self, first: int, specs: Sequence[TaskSpec], version: int, weights: dict[str, Any]) -> list[Episode]:

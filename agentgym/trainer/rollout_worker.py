@@ -29,7 +29,7 @@ logger = logging.getLogger("agentgym.trainer")
 START_TIMEOUT_S = 300.0  # for a Ray worker to be placed, import agentgym and load its policy copy
 
 
-class Cancelled(Exception):  # noqa: N818 - a cancellation, not an error
+class Cancelled(Exception):
     """A batch of groups the worker stopped playing: ``reason`` is ``stale`` (past the bound) or ``closed``."""
 
     def __init__(self, reason: str) -> None:
@@ -37,7 +37,7 @@ class Cancelled(Exception):  # noqa: N818 - a cancellation, not an error
         self.reason = reason
 
 
-class WorkerLost(Exception):  # noqa: N818 - the worker is gone, the run goes on
+class WorkerLost(Exception):
     """A rollout worker died mid-batch: its batch's rollouts are lost (and played again by another worker)."""
 
 
@@ -235,8 +235,8 @@ class RayWorker:
         ray = self.pipeline.ray
         try:
             ray.get(self.actor.close.remote(), timeout=30)
-        except Exception:  # noqa: BLE001 - a dead actor has nothing left to close
-            pass
+        except Exception as e:  # noqa: BLE001 - a dead actor has nothing left to close
+            logger.debug("%s: not closed (%s)", self.where, type(e).__name__)
         ray.kill(self.actor)
 
 

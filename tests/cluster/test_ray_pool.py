@@ -421,7 +421,7 @@ def test_async_rollout_workers_on_both_nodes_and_a_killed_one_loses_only_its_bat
     killed = {}
 
     class KillOne(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers' signature
+        def on_step_end(self, args, state, control, **kwargs):
             if state.global_step != 1:
                 return
             deadline = time.monotonic() + 60

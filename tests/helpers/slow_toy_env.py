@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import gymnasium as gym
+
 from helpers.toy_env import ToyEnv
 
 SLOW_ID = "agentgym-test/SlowToy-v0"

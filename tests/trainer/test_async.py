@@ -134,7 +134,7 @@ def test_a_queued_group_past_the_bound_is_dropped_and_counted(tmp_path, smollm2_
     import copy
 
     model = tiny_model(smollm2_tokenizer, seed=12)
-    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1)
+    _, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1)
     pipeline = rollouts.pipeline
     stale, fresh = _played_groups(rollouts, copy.deepcopy(model), 2, version=0)
     fresh.version = 2
@@ -153,8 +153,8 @@ def test_a_group_in_flight_past_the_bound_is_cancelled_not_trained(tmp_path, smo
     dropped in flight, never queued."""
     register()
     model = tiny_model(smollm2_tokenizer, seed=13)
-    trainer, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1,
-                                 env_kwargs={"turns": 40}, max_completion_tokens=4000, max_turn_tokens=4)
+    _, rollouts = _trainer(tmp_path, smollm2_tokenizer, model, max_staleness=1,
+                           env_kwargs={"turns": 40}, max_completion_tokens=4000, max_turn_tokens=4)
     pipeline = rollouts.pipeline
     gate = threading.Event()
     original = pipeline._play

@@ -298,7 +298,7 @@ class Pipeline:
                     version, weights = self.weights  # type: ignore[misc]
                 if not self._play(worker, first, version, weights):
                     return
-        except BaseException as e:
+        except BaseException as e:  # handed to the learner, which raises it
             logger.exception("The rollout worker failed (%s)", worker.where)
             with self.cond:
                 self.error = e

@@ -6,8 +6,8 @@ a local vLLM, agentgym's own gateway).
   the fence (it would have to contain its own hash), the system message says the fenced text is data, never an
   instruction, and the verdict is read only from the judge's own reply.
 - **A strict format.** The judge replies with one line ``SCORE: N`` (0..``scale``), or, in group mode,
-  ``SCORES: a, b, c`` (one per answer, in order); anything else is a ``JudgeError`` (the episode's error,
-  never a silent 0), after ``retries`` more asks.
+  ``SCORES: a, b, c`` (one per answer, in order), ASCII digits only; anything else is a ``JudgeError`` (the
+  episode's error, never a silent 0), after ``retries`` more asks; so is a reply cut at ``max_tokens``.
 - **Cached** by a digest of (prompt template, criteria, model, the rendered messages): a rerun asks nothing twice
   (``stats``: hits and misses; a directory survives processes). **Bounded**: at most ``concurrency`` calls at
   once, and ``max_calls`` in all (then ``JudgeError``: the budget is spent).
@@ -140,14 +140,14 @@ class JudgeRubric:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
     def _parse_one(self, reply: str) -> int:
-        found = re.fullmatch(r"\s*SCORE:\s*(\d{1,4})\s*", reply)
+        found = re.fullmatch(r"\s*SCORE:\s*([0-9]{1,4})\s*", reply, flags=re.ASCII)  # ASCII digits only
         if found is None or int(found[1]) > self.scale:
             raise JudgeError(f"The judge ({self.model}) replied {reply[:200]!r}; expected one line "
                              f"'SCORE: N' with N from 0 to {self.scale}.")
         return int(found[1])
 
     def _parse_group(self, reply: str, n: int) -> list[int]:
-        found = re.fullmatch(r"\s*SCORES:\s*(\d{1,4}(?:\s*,\s*\d{1,4})*)\s*", reply)
+        found = re.fullmatch(r"\s*SCORES:\s*([0-9]{1,4}(?:\s*,\s*[0-9]{1,4})*)\s*", reply, flags=re.ASCII)
         values = [int(v) for v in found[1].split(",")] if found else []
         if len(values) != n or any(v > self.scale for v in values):
             raise JudgeError(f"The judge ({self.model}) replied {reply[:200]!r}; expected one line 'SCORES: ' "
@@ -218,6 +218,11 @@ class JudgeRubric:
         if response.status_code >= 400:
             raise JudgeError(f"The judge at {self.base_url} answered {response.status_code}: {response.text[:300]}")
         try:
-            return str(response.json()["choices"][0]["message"]["content"] or "")
+            choice = response.json()["choices"][0]
+            content = str(choice["message"]["content"] or "")
         except (ValueError, KeyError, IndexError, TypeError) as e:
             raise JudgeError(f"The judge at {self.base_url} sent no chat completion: {response.text[:300]}") from e
+        if choice.get("finish_reason") == "length":  # a verdict cut off is no verdict, whatever it says so far
+            raise JudgeError(f"The judge's reply was cut at max_tokens ({self.max_tokens}): {content[:200]!r}; "
+                             "raise max_tokens or ask for a shorter reply.")
+        return content

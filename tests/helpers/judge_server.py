@@ -18,8 +18,9 @@ def verdict(answer: str) -> int:
     return 8 if "Lima" in answer else 1
 
 
-def serve_judge(reply: Any = None) -> Any:
-    """``reply(user_message, answers) -> str`` overrides the scripted reply (a malformed one, say)."""
+def serve_judge(reply: Any = None, finish_reason: str = "stop") -> Any:
+    """``reply(user_message, answers) -> str`` overrides the scripted reply (a malformed one, say);
+    ``finish_reason`` is what every reply says of its end (``length``: cut at max_tokens)."""
     # starlette is the server extra: imported here, so that a test module importing this one collects without it
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -40,7 +41,7 @@ def serve_judge(reply: Any = None) -> Any:
         else:
             text = "SCORES: " + ", ".join(str(verdict(a)) for a in answers)
         return JSONResponse({"id": "j", "object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "finish_reason": "stop",
+                             "choices": [{"index": 0, "finish_reason": finish_reason,
                                           "message": {"role": "assistant", "content": text}}]})
 
     app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
@@ -48,9 +49,9 @@ def serve_judge(reply: Any = None) -> Any:
 
 
 @contextlib.contextmanager
-def judge(reply: Any = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def judge(reply: Any = None, finish_reason: str = "stop") -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """``(base_url, requests)`` of a scripted judge served for the block."""
-    app, requests = serve_judge(reply)
+    app, requests = serve_judge(reply, finish_reason)
     server, thread, port = start_uvicorn(app, name="test-judge", timeout_s=30, failed=RuntimeError)
     try:
         yield f"http://127.0.0.1:{port}/v1", requests

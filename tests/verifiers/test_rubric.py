@@ -157,6 +157,25 @@ def test_a_malformed_verdict_is_a_judge_error_never_a_silent_zero(tmp_path):
 
 
 @requires_server
+@pytest.mark.parametrize("reply", ["SCORE: \u0661\u0660", "SCORE: \uff18", "SCORES: \u0667, 1"])
+def test_a_verdict_in_other_digits_is_a_judge_error(reply):
+    """int() reads Arabic-Indic or fullwidth digits ('SCORE: ١٠' would be 10): only ASCII digits are a verdict."""
+    with judge(reply=lambda user, answers: reply) as (url, _):
+        rubric = agentgym.JudgeRubric(criteria="c", model="j", base_url=url, retries=0)
+        with pytest.raises(agentgym.JudgeError, match="expected one line"):
+            rubric.score_group(["a", "b"], TASKS[0]) if reply.startswith("SCORES") else rubric("Lima", TASKS[0])
+
+
+@requires_server
+def test_a_verdict_cut_at_max_tokens_is_a_judge_error(tmp_path):
+    with judge(finish_reason="length") as (url, _):  # its text parses ("SCORE: 8"), but the judge had more to say
+        rubric = agentgym.JudgeRubric(criteria="c", model="j", base_url=url, retries=0, cache=tmp_path)
+        with pytest.raises(agentgym.JudgeError, match="cut at max_tokens"):
+            rubric("Lima", TASKS[0])
+        assert not list(tmp_path.iterdir())  # nothing cached
+
+
+@requires_server
 def test_group_mode_scores_a_groups_answers_in_one_call_and_the_budget_holds():
     with judge() as (url, requests):
         explains = agentgym.JudgeRubric(criteria="Names the capital.", model="j", base_url=url, max_calls=1)

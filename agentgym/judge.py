@@ -56,7 +56,7 @@ class JudgeRubric:
     """A part scored by a model: ``JudgeRubric(criteria=..., model=..., base_url=...)`` is a verifier
     ``(answer, task) -> Score`` (its reward: the judge's score / ``scale``), usable alone or as a ``Part``'s
     function. ``task_key``/``reference_key``: the gold fields shown to the judge as the task and the reference
-    (missing: the task's ``prompt``/``question``, and no reference)."""
+    (missing: the gold's ``prompt`` or ``question``, else the task's own prompt, and no reference)."""
 
     def __init__(self, *, criteria: str, model: str, base_url: str, api_key: str | None = None, scale: int = 10,
                  template: str = TEMPLATE, system: str = SYSTEM, task_key: str | None = None,
@@ -128,7 +128,8 @@ class JudgeRubric:
                 for v in values]
 
     def _messages(self, answers: Sequence[str], task: Mapping[str, Any]) -> list[dict[str, str]]:
-        question = task.get(self.task_key) if self.task_key else task.get("prompt", task.get("question", ""))
+        question = (task.get(self.task_key) if self.task_key
+                    else task.get("prompt") or task.get("question") or task.get("task_prompt", ""))
         reference = task.get(self.reference_key, "") if self.reference_key else ""
         if len(answers) == 1:
             fenced, reply = _fence(answers[0]), REPLY_ONE.format(scale=self.scale)

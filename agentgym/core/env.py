@@ -249,7 +249,7 @@ class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
             final = outcome if outcome is not None else self.default_outcome()
             score = self.verify(final, self._task)
             if self.rubric is not None:  # the env's verdict as one part of a rubric
-                score = self.rubric(final, self._task.gold, self._transcript, env_score=score)
+                score = self.rubric(final, self._task.rubric_view(), self._transcript, env_score=score)
             reward = float(score.reward)
             info["verification"] = score.as_dict()
             # the wire form: the answer the agent wrote, or the world's outcome as text (a purchase as JSON)

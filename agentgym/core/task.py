@@ -37,6 +37,11 @@ class Task:
         return {"id": self.id, "prompt": self.prompt, "gold": self.gold,
                 "split": self.split, "meta": self.meta}
 
+    def rubric_view(self) -> dict[str, Any]:
+        """What a rubric's parts get as ``task``: the gold, with the task's prompt (``task_prompt``) and id
+        (``task_id``) beside it (a gold field of the same name wins), so a judge sees the task it judges."""
+        return {"task_prompt": self.prompt, "task_id": self.id, **self.gold}
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Task:
         return cls(id=str(data["id"]), prompt=str(data.get("prompt", "")),

@@ -52,7 +52,7 @@ def judge_groups(episodes: Sequence[Any], envs: Sequence[Any], group_size: int) 
         live = [(e, env) for e, env in zip(group, group_envs) if not e.failed]
         if part is None or not live or len({e.spec for e in group}) != 1:
             continue
-        gold = live[0][1].unwrapped.task.gold
+        gold = live[0][1].unwrapped.task.rubric_view()  # the judge sees the task it judges
         answers = [e.info.get("answer") for e, _ in live]
         try:
             scores = part.fn.score_group(answers, gold)

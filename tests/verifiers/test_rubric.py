@@ -210,3 +210,25 @@ def test_a_built_in_env_takes_a_rubric_over_its_own_verdict():
     assert "rubric" not in DEFAULT_CLIENT_KWARGS
     with pytest.raises(ConfigError, match="the env's own verdict"):
         _play(Rubric(Part("correct", "env")), "Lima")
+
+
+@requires_server
+@pytest.mark.parametrize("env_id", ["agentgym/SearchQA-v0", "agentgym/MathTool-v0"])
+def test_a_judge_part_on_a_built_in_env_sees_the_task_and_caches_per_task(env_id):
+    """SearchQA and MathTool hand a rubric their gold answers only: the judge got a blank 'Task:' and one cached
+    verdict served every task. It now sees each task's prompt, so the same answer to two tasks is two verdicts."""
+    with judge() as (url, requests):
+        rubric = Rubric(Part("correct", "env"), Part("judge", agentgym.JudgeRubric(criteria="c", model="j",
+                                                                                   base_url=url)))
+        env = agentgym.make(env_id, rubric=rubric)
+        prompts = []
+        for index in (0, 1):
+            env.reset(seed=0, options={"split": "test", "index": index})
+            prompts.append(env.unwrapped.task.prompt)
+            *_, info = env.step("<answer>Lima</answer>")
+            assert info["verification"]["parts"]["judge"]["score"] == 0.8
+        env.close()
+    assert prompts[0] != prompts[1] and len(requests) == 2  # not one cached verdict for both
+    for body, prompt in zip(requests, prompts):
+        user = body["messages"][1]["content"]
+        assert user.startswith(f"Task:\n{prompt}\n")

@@ -209,6 +209,9 @@ def run_agent(env: Any, options: dict[str, Any], seed: int, *, spec: AgentSpec, 
         run.error = str(e)
     except Exception as e:  # noqa: BLE001 - the env's or harness's failure: this episode's error
         run.error, run.env_failed = f"{type(e).__name__}: {e}", True
+    else:
+        if run.session.failure is not None:  # the env failed in a step whose exception the agent caught
+            run.error, run.env_failed = run.session.failure, True
     finally:
         if run.rollout is not None and not run.rollout.closed:
             gateway.close_rollout(rollout_id)

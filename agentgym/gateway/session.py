@@ -68,6 +68,9 @@ class ToolSession:
         self.reward = 0.0
         self.terminated = self.truncated = False
         self.closed = False
+        #: an error the env raised in a step (its verifier's, a judge's): the episode's error, even when the agent
+        #: caught the exception its tool call raised and ended the run as if nothing happened
+        self.failure: str | None = None
         self._lock = threading.Lock()
 
     @property
@@ -115,7 +118,11 @@ class ToolSession:
                 raise NoAction("This rollout is closed: its episode was scored (or timed out); start a new one.")
             if self.ended:
                 raise NoAction("The episode is over: no more tool calls are taken.")
-            observation, reward, terminated, truncated, info = self.env.step(action)
+            try:
+                observation, reward, terminated, truncated, info = self.env.step(action)
+            except Exception as e:
+                self.failure = self.failure or f"{type(e).__name__}: {e}"
+                raise
             self.info = dict(info)
             self.terminated, self.truncated = bool(terminated), bool(truncated)
             if self.ended:

@@ -213,3 +213,35 @@ def test_eval_agent_through_the_cli_and_the_agent_command(tmp_path, monkeypatch)
     assert isinstance(done.exception, ConfigError)  # main() prints it as one line and exits 2
     assert "ModuleNotFoundError: No module named 'not_a_module' (broken.py:3)" in str(done.exception)
     assert not Path("results").exists()  # nothing ran, nothing written
+
+
+def _answers_and_swallows_the_error(task):
+    try:
+        task.call_tool("answer", {"answer": "Lima"})
+    except Exception:  # noqa: BLE001 - what a careless agent does
+        pass
+
+
+def test_a_judge_failure_is_the_episodes_error_even_when_the_agent_catches_it(gateway):
+    """An agent that ends the episode through call_tool('answer') and catches the JudgeError its call raised: the
+    episode is an error (eval's record, a failed rollout left out of training's baseline), never a reward 0."""
+    from helpers.judge_server import judge
+
+    import agentgym
+    from agentgym.gateway.agents import run_agent
+    from agentgym.lm.rollout import TaskSpec
+    from agentgym.rubric import Part, Rubric
+    from agentgym.trainer.agent import episode_from_run
+
+    built, server = gateway
+    with judge(reply=lambda user, answers: "no verdict") as (url, _):
+        rubric = Rubric(Part("judge", agentgym.JudgeRubric(criteria="c", model="j", base_url=url, retries=0)))
+        env = agentgym.make("agentgym/SearchQA-v0", rubric=rubric, action_format="dict")
+        run = run_agent(env, {"split": "test", "index": 0}, 0, spec=AgentSpec(target="x:y"),
+                        fn=_answers_and_swallows_the_error, gateway=built, base_url=server.url, has_mcp=False,
+                        rollout_id="judge-failure", env_id="agentgym/SearchQA-v0", env_kwargs={},
+                        require_model=False)
+        env.close()
+    assert run.error is not None and run.error.startswith("JudgeError:") and run.env_failed
+    episode = episode_from_run(TaskSpec("agentgym/SearchQA-v0"), run, limit=400)
+    assert episode.failed and episode.error.startswith("JudgeError:")

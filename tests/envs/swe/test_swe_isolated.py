@@ -209,3 +209,31 @@ def test_tests_the_harness_cannot_run_as_pytest_would_go_in_process(test_text, r
     assert isolation_blocker(instance, plain, in_image=False) is None
     assert "conftest" in isolation_blocker(instance, {**plain, "tests/conftest.py": "import os\n"}, in_image=False)
     assert "image" in isolation_blocker(instance, plain, in_image=True)
+
+
+def test_an_honest_comparison_never_fails_at_random():
+    """The decoys a test value is compared with beside the real one: a one-digit int's decoy once became '5x' (1 in
+    10) and raised, so an honest object compared with it was unequal in about 19% of comparisons. 10,000 decoys of
+    each one-digit int, and of one-character texts, in the harness's own code (a fresh interpreter)."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from agentgym.envs.swe.isolation import HARNESS\n"
+        "ns = {'__name__': 'harness'}\n"
+        "exec(compile(HARNESS.rstrip()[:-len('main()')], '<harness>', 'exec'), ns)\n"
+        "failed, same = 0, 0\n"
+        "for value in [*range(-9, 10), 'a', 'Z', '7', b'q']:\n"
+        "    for _ in range(10_000):\n"
+        "        try:\n"
+        "            made = ns['decoy'](value)\n"
+        "        except Exception:\n"
+        "            failed += 1\n"
+        "            continue\n"
+        "        same += type(made) is not type(value) or made == value\n"
+        "print(json.dumps([failed, same]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, 0]

@@ -32,9 +32,18 @@ RNG = random.SystemRandom()
 
 
 def _decoy_text(text, kinds=(string.digits, string.ascii_lowercase, string.ascii_uppercase)):
-    """``text`` with each digit and ASCII letter replaced by a random one of its kind (the shape kept)."""
-    out = "".join(next((RNG.choice(k) for k in kinds if ch in k), ch) for ch in text)
-    return out if out != text else text + RNG.choice(string.ascii_lowercase)
+    """``text`` with each digit and ASCII letter replaced by a random one of its kind (the shape kept), and never
+    ``text`` itself: where every draw gave the same character back, one of them is drawn again among the others of
+    its kind (a one-digit number has nine decoys, it never becomes a string that is no number)."""
+    out = [next((RNG.choice(k) for k in kinds if ch in k), ch) for ch in text]
+    if out == list(text):
+        places = [i for i, ch in enumerate(text) if any(ch in k for k in kinds)]
+        if not places:  # nothing to replace: a longer text of the same kind
+            return text + RNG.choice(string.ascii_lowercase)
+        at = RNG.choice(places)
+        kind = next(k for k in kinds if text[at] in k)
+        out[at] = RNG.choice([c for c in kind if c != text[at]])
+    return "".join(out)
 
 
 def _decoy_or_same(value, depth):

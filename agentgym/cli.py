@@ -813,7 +813,9 @@ def _rescore(path: Path, request: Any) -> None:
 
     console.print(f"{report.rescored} episodes re-scored, {report.changed} changed (mean reward "
                   f"{pair(report.old_mean, report.new_mean)}, success {pair(report.old_success, report.new_success)})"
-                  f"; {report.copied} copied unchanged -> {report.path}", highlight=False)
+                  f"; {report.copied} copied unchanged"
+                  + (f"; {report.completed} the judge had failed now scored" if report.completed else "")
+                  + f" -> {report.path}", highlight=False)
     for env_id, why in sorted(report.unsupported.items()):
         errors.print(f"{env_id}: not re-scored: {why}.", style="yellow", markup=False, highlight=False)
 

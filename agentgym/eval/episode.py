@@ -141,6 +141,8 @@ class _Trace:
     truncated: bool = False
     tool_calls: int = 0
     action_errors: int = 0
+    #: the action of the step in progress, as text: kept in the transcript when that step raises
+    pending: str | None = None
 
 
 def _play(env: gym.Env, policy: Policy, trace: _Trace, *, seed: int, options: dict[str, Any] | None,
@@ -152,10 +154,12 @@ def _play(env: gym.Env, policy: Policy, trace: _Trace, *, seed: int, options: di
     trace.transcript.append({"role": "user", "content": observation})
     while True:
         action = policy.act(observation, trace.info)
+        trace.pending = action_text(action, shadow or env)
         observation, reward, terminated, truncated, trace.info = env.step(action)
         if shadow is not None:
             _check_same(shadow.step(action)[0], observation, trace.info.get("turn", 0))
-        trace.transcript.append({"role": "assistant", "content": action_text(action, shadow or env)})
+        trace.transcript.append({"role": "assistant", "content": trace.pending})
+        trace.pending = None
         if observation:
             trace.transcript.append({"role": "tool", "content": observation})
         trace.tool_calls += len(trace.info.get("tool_calls", []))
@@ -214,6 +218,11 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
         error = describe(e)  # with the line, when a user's env raised it
         trace.reward, trace.truncated = 0.0, False
         logger.warning("%s seed %s failed: %s", env_id, seed, error)
+    answer = final_answer(trace.info, error)
+    if error is not None and trace.pending is not None:  # the step that raised: its action stays on the record
+        trace.transcript.append({"role": "assistant", "content": trace.pending})
+        if error.startswith("JudgeError"):  # the answer the judge could not score, for a later --rescore
+            answer = _answer_of(trace.pending, shadow or env)
     info = trace.info
     verification = info.get("verification", {}) if error is None else {}
     return EpisodeResult(
@@ -222,7 +231,17 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
         reward=trace.reward, correct=bool(verification.get("correct", False)), turns=int(info.get("turn", 0)),
         tool_calls=trace.tool_calls, action_errors=trace.action_errors, truncated=trace.truncated,
         verification=verification, wall_s=round(time.perf_counter() - start, 4), transcript=trace.transcript,
-        error=error, answer=final_answer(info, error), **provenance(env_id, policy))
+        error=error, answer=answer, **provenance(env_id, policy))
+
+
+def _answer_of(text: str, env: Any) -> str | None:
+    """The final answer ``text`` gives in ``env``'s action format (None where it gives none or the env is remote)."""
+    inner = getattr(env, "unwrapped", env)
+    fmt, tools = getattr(inner, "action_format", None), getattr(inner, "tools", None)
+    if fmt is None or tools is None:
+        return None
+    parsed = fmt.parse(text, tools)
+    return parsed.answer if parsed.is_final else None
 
 
 def final_answer(info: Mapping[str, Any], error: str | None) -> str | None:

@@ -1,18 +1,21 @@
 """``agentgym eval --rescore RESULTS``: score stored episodes again with the envs' current verifiers, without a
 model and without replaying them.
 
-Each stored episode's final answer (its record's ``answer``; in older records, the last model turn of its
-transcript as the env's action format reads it) is scored by the env's ``verify`` on the same task, made with the
-run's kwargs (the suite entry's and ``-k``'s, as the eval made it). An env whose verdict needs the episode's final
-state (a purchase, a game, a repository: the env overrides ``episode_outcome``) cannot be re-scored from a
-record, and the command says so for each such env; its episodes are copied unchanged. Errored episodes are
-copied unchanged. The new file goes beside the old one (``NAME.rescored.jsonl``, then ``-2``...), never over it;
+Each stored episode's final answer (its record's ``answer``; where the record has none, the last model turn of its
+transcript as the env's action format reads it) is scored as the run scored it: the env made with the run's kwargs
+(the suite entry's and ``-k``'s, as the eval made it, so a registration's rubric too), its ``verify`` on the same
+task, then the env's rubric over that verdict with the stored transcript (a transcript part reads the episode the
+run had). An env whose verdict needs the episode's final state (a purchase, a game, a repository: the env
+overrides ``episode_outcome``) cannot be re-scored from a record, and the command says so for each such env; its
+episodes are copied unchanged. Errored episodes are copied unchanged, except those whose error was the judge's
+(``JudgeError``): they are scored again, and a judge that answers now completes them. The new file goes beside the old one (``NAME.rescored.jsonl``, then ``-2``...), never over it;
 each re-scored record keeps its old verdict in ``rescored``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +25,9 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.registry import make
 from agentgym.errors import ConfigError
 from agentgym.eval.results import load_results
+from agentgym.judge import JudgeError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["RescoreReport", "rescore"]
 
@@ -31,6 +37,8 @@ class RescoreReport:
     path: Path
     rescored: int = 0
     changed: int = 0
+    #: episodes the judge had failed that this re-score completed
+    completed: int = 0
     copied: int = 0
     old_mean: float | None = None
     new_mean: float | None = None
@@ -46,13 +54,45 @@ def _needs_state(env: Any) -> bool:
 
 
 def _stored_answer(record: Mapping[str, Any], inner: Any) -> str | None:
-    if "answer" in record:
+    if record.get("answer") is not None or (record.get("error") is None and "answer" in record):
         return record["answer"]
     turns = [m["content"] for m in record.get("transcript", []) if m.get("role") == "assistant"]
     if not turns:
         return None
     parsed = inner.action_format.parse(turns[-1], inner.tools)
     return parsed.answer if parsed.is_final else None
+
+
+def _stored_transcript(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The record's transcript as the env keeps it (``[(kind, text), ...]``: the prompt, then each action and the
+    observation that answered it), what a rubric's transcript part reads."""
+    out: list[tuple[str, str]] = []
+    for message in record.get("transcript") or []:
+        role, text = message.get("role"), str(message.get("content") or "")
+        if role == "assistant":
+            out.append(("action", text))
+        elif role in ("user", "tool"):
+            out.append(("prompt" if not out else "observation", text))
+    return out
+
+
+def _judge_failed(record: Mapping[str, Any]) -> bool:
+    return str(record.get("error") or "").startswith("JudgeError")
+
+
+def _score(env: Any, record: Mapping[str, Any]) -> Any:
+    """The record's episode scored as the run scored it: ``verify``, then the env's rubric over that verdict."""
+    inner = env.unwrapped
+    env.reset(seed=record.get("seed"), options={"task_id": record["task_id"]})
+    transcript = _stored_transcript(record)
+    if transcript:
+        inner._transcript = transcript  # a ToolEnv's transcript parts read the env's own
+    answer = _stored_answer(record, inner)
+    score = inner.verify(answer, inner.task)
+    rubric = getattr(inner, "rubric", None)
+    if rubric is not None:  # a built-in env's rubric, over its own verdict (as AgentEnv.step scores)
+        score = rubric(answer, inner.task.rubric_view(), inner._transcript, env_score=score)
+    return score
 
 
 def _beside(path: Path) -> Path:
@@ -86,7 +126,7 @@ def rescore(path: str | Path, kwargs_by_entry: Mapping[str, tuple[str, Mapping[s
             if label not in envs:
                 envs[label] = make(env_id, **dict(kwargs))
             env = envs[label]
-            if record.get("error") is not None or _needs_state(env):
+            if (record.get("error") is not None and not _judge_failed(record)) or _needs_state(env):
                 if record.get("error") is None:
                     report.unsupported[env_id] = ("its verdict needs the episode's final state (the env's "
                                                   "episode_outcome), which a record does not hold: replay it with "
@@ -94,17 +134,23 @@ def rescore(path: str | Path, kwargs_by_entry: Mapping[str, tuple[str, Mapping[s
                 out.append(record)
                 report.copied += 1
                 continue
-            inner = env.unwrapped
-            env.reset(seed=record.get("seed"), options={"task_id": record["task_id"]})
-            score = inner.verify(_stored_answer(record, inner), inner.task)
+            try:
+                score = _score(env, record)
+            except JudgeError as e:  # the judge still cannot answer: the episode stays as it was, errored
+                logger.warning("%s: the judge failed again: %s", record.get("key"), e)
+                out.append(record)
+                report.copied += 1
+                continue
             verdict = score.as_dict()
             old.append((float(record["reward"]), bool(record["correct"])))
             new.append((float(score.reward), bool(score.correct)))
             report.rescored += 1
+            report.completed += _judge_failed(record)
             report.changed += (score.reward, score.correct) != (record["reward"], record["correct"])
             out.append({**record, "reward": score.reward, "correct": score.correct, "verification": verdict,
-                        "rescored": {"reward": record["reward"], "correct": record["correct"],
-                                     "verification": record.get("verification")}})
+                        "error": None, "rescored": {"reward": record["reward"], "correct": record["correct"],
+                                                    "verification": record.get("verification"),
+                                                    "error": record.get("error")}})
     finally:
         for env in envs.values():
             env.close()

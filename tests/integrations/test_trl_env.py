@@ -171,7 +171,7 @@ def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
     golds = {tasks[row["task_id"]].prompt.strip(): tasks[row["task_id"]].gold["answer"] for row in rows}
     model.generate = _scripted_generate(tokenizer, golds)
     params_before = [p.detach().clone() for p in model.parameters()][:4]
-    config = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=2,
+    config = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=1,
                         max_completion_length=256, max_tool_calling_iterations=2, logging_steps=1,
                         report_to="none", use_cpu=True, disable_tqdm=True, save_strategy="no",
                         gradient_checkpointing=False, learning_rate=1e-4,
@@ -194,7 +194,7 @@ def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
         trainer.train()
     finally:
         AgentGymToolEnv._step = original_step
-    assert trainer.state.global_step == 2
+    assert trainer.state.global_step == 1
     logs = [log for log in trainer.state.log_history if "loss" in log]
     assert logs and all(log["tools/call_frequency"] > 0 for log in logs), logs  # TRL's own count of tool calls
     assert any(log["rewards/reward/std"] > 0 for log in logs)  # a learning signal: the group's rewards differ
@@ -206,7 +206,7 @@ def test_trls_grpo_trainer_calls_the_envs_tools_in_its_own_loop(tmp_path):
         open_.setdefault(env, []).append(step)
         if step[2]:
             episodes.append(open_.pop(env))
-    assert not open_ and len(episodes) == 4  # 2 steps x 2 rollouts, each ended
+    assert not open_ and len(episodes) == 2  # 1 step x 2 rollouts, each ended
     assert all(len(e) == 2 and isinstance(e[0][1], dict) and e[0][1]["name"] == "python" for e in episodes)
     assert {e[1][3] for e in episodes} == {0.0, 1.0}
     for (task_id, call, _, _), (_, answer, _, got) in episodes:

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import shlex
@@ -115,6 +116,15 @@ def load_agent(target: str) -> Callable[[AgentTask], Any]:
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ConfigError(f"--agent {target!r}: {where} has no function {name!r}.")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable: it says what it takes when called
+        return fn
+    try:
+        signature.bind(object())
+    except TypeError:
+        raise ConfigError(f"--agent {target!r}: {name}{signature} cannot be called with one argument, the task "
+                          f"(agentgym.gateway.agents.AgentTask): define it as def {name}(task).") from None
     return fn
 
 

@@ -245,3 +245,16 @@ def test_a_judge_failure_is_the_episodes_error_even_when_the_agent_catches_it(ga
     assert run.error is not None and run.error.startswith("JudgeError:") and run.env_failed
     episode = episode_from_run(TaskSpec("agentgym/SearchQA-v0"), run, limit=400)
     assert episode.failed and episode.error.startswith("JudgeError:")
+
+
+def test_an_agent_that_cannot_take_the_task_fails_before_the_run(tmp_path):
+    """A wrong signature was found once per episode, after the model loaded: load_agent (eval, train) says so."""
+    from agentgym.gateway.agents import load_agent
+
+    path = tmp_path / "agents.py"
+    path.write_text("def two(task, other):\n    return ''\n\ndef none():\n    return ''\n\n"
+                    "def fine(task, max_turns=8):\n    return ''\n")
+    for name in ("two", "none"):
+        with pytest.raises(ConfigError, match=rf"{name}\(.*\) cannot be called with one argument, the task"):
+            load_agent(f"{path}:{name}")
+    assert callable(load_agent(f"{path}:fine"))

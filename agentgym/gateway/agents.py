@@ -18,7 +18,9 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -63,6 +65,8 @@ class AgentSpec:
     def __post_init__(self) -> None:
         if (self.target is None) == (self.command is None):
             raise ConfigError("Give one agent: --agent FILE_OR_MODULE:FUNCTION or --agent-cmd \"CMD\".")
+        if self.command is not None:
+            command_argv(self.command)  # a command that cannot run fails now, not once per episode
 
     @property
     def label(self) -> str:
@@ -153,12 +157,40 @@ def _run_function(fn: Callable[[AgentTask], Any], task: AgentTask, timeout_s: fl
     return box.get("value")
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_SHELL_WORDS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1"})
+
+
+def command_argv(command: str) -> tuple[dict[str, str], list[str]]:
+    """``--agent-cmd``'s leading ``NAME=value`` words (set in the agent's environment, as a shell would) and the
+    program's argv; a ``ConfigError`` for a command that cannot run. It runs without a shell."""
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        raise ConfigError(f"--agent-cmd {command!r}: {e}.") from e
+    assigned: dict[str, str] = {}
+    while words and _ASSIGNMENT.fullmatch(words[0]):
+        name, value = words.pop(0).split("=", 1)
+        assigned[name] = value
+    if not words:
+        raise ConfigError(f"--agent-cmd {command!r} names no program to run.")
+    shell = sorted(set(words) & _SHELL_WORDS)
+    if shell:
+        raise ConfigError(f"--agent-cmd {command!r}: {' '.join(shell)} is shell syntax, and the command runs without "
+                          "a shell; write it as sh -c '...' or put it in a script.")
+    program = words[0]
+    if shutil.which(program) is None and not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        raise ConfigError(f"--agent-cmd {command!r}: no program {program!r} on PATH or as an executable file.")
+    return assigned, words
+
+
 def _run_command(command: str, task: AgentTask, tools_url: str, timeout_s: float) -> str:
-    env = {**os.environ, "OPENAI_BASE_URL": task.base_url, "OPENAI_API_KEY": task.api_key,
+    assigned, argv = command_argv(command)
+    env = {**os.environ, **assigned, "OPENAI_BASE_URL": task.base_url, "OPENAI_API_KEY": task.api_key,
            "AGENTGYM_MODEL": task.model, "AGENTGYM_TOOLS_URL": tools_url, "AGENTGYM_MCP_URL": task.mcp_url or "",
            "AGENTGYM_TOOLS": json.dumps(task.tools)}
     try:
-        done = subprocess.run(shlex.split(command), input=task.prompt, capture_output=True, text=True, env=env,
+        done = subprocess.run(argv, input=task.prompt, capture_output=True, text=True, env=env,
                               timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as e:
         raise AgentFailure(f"AgentTimeout: the agent command ran past its {timeout_s:g} s limit (--agent-timeout) "

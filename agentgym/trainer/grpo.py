@@ -512,10 +512,13 @@ def train(config: TrainConfig, *, console: Any = None, model: Any = None, tokeni
     ``tokenizer`` replace ``config.model``'s (tests pass a tiny one)."""
     _require()
     check_envs(config)
-    if config.agent is not None:  # a bad agent spec fails before the model loads
-        from agentgym.gateway.agents import load_agent
+    if config.agent is not None or config.agent_cmd is not None:  # a bad agent fails before the model loads
+        from agentgym.gateway.agents import AgentSpec, load_agent
 
-        load_agent(config.agent)
+        if config.agent is not None:
+            load_agent(config.agent)
+        else:
+            AgentSpec(command=config.agent_cmd)
     prewarm_workers(local=not config.remote)  # in-process envs: their verifier workers start while the model loads
     if console is not None:
         console.print(f"training {config.model} on {', '.join(config.env)}"

@@ -258,3 +258,18 @@ def test_an_agent_that_cannot_take_the_task_fails_before_the_run(tmp_path):
         with pytest.raises(ConfigError, match=rf"{name}\(.*\) cannot be called with one argument, the task"):
             load_agent(f"{path}:{name}")
     assert callable(load_agent(f"{path}:fine"))
+
+
+def test_an_agent_command_is_checked_before_the_run_and_takes_leading_assignments():
+    """`--agent-cmd "X=1 bash a.sh"` failed once per episode after the model loaded (no shell runs it): leading
+    NAME=value words now set the agent's environment, as a shell would, and what cannot run fails at once."""
+    from agentgym.gateway.agents import AgentTask, _run_command, command_argv
+
+    assert command_argv("X=1 Y='a b' sh -c 'echo hi'") == ({"X": "1", "Y": "a b"}, ["sh", "-c", "echo hi"])
+    for command, message in [("X=1", "names no program"), ("no-such-program-here --x", "no program"),
+                             ("sh a.sh | tee log", "shell syntax"), ("sh 'unclosed", "No closing quotation")]:
+        with pytest.raises(ConfigError, match=message):
+            AgentSpec(command=command)
+    task = AgentTask(prompt="", base_url="http://127.0.0.1:9/v1", model="m", tools=[], call_tool=print, mcp_url=None)
+    assert _run_command("GREETING=hello sh -c 'printf %s \"$GREETING\"'", task, "http://127.0.0.1:9/tools", 30) == \
+        "hello"

@@ -108,6 +108,8 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
     assert [line["error"] for line in lines if line["error"]] == [], "the Ctrl-C reached the sandboxes"
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
+    said = " ".join(rerun.stdout.split())
+    assert f"{len(lines)} of 168 episodes are stored and reused, {168 - len(lines)} to play" in said, said
     keys = [json.loads(line)["key"] for line in results.read_text().splitlines()]
     assert len(keys) == len(set(keys)) == 168
 

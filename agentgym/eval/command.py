@@ -226,6 +226,9 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
         policy.close()
         raise
     _notices(request, console, path=path, name=policy.model or request.policy, identity=identity, stale=stale)
+    if stored:
+        console.print(f"Resuming {path}: {stored} of {len(plan)} episodes are stored and reused, {len(plan) - stored} "
+                      "to play.", highlight=False, soft_wrap=True)
     for label, (count, digest) in changed_envs.items():
         console.print(f"[yellow]{path}: {count} stored episodes of {label} were played on another version of the env "
                       f"(its code, tasks, kwargs or verifier changed, or they predate env digests; env digest now "

@@ -24,6 +24,7 @@ exceptions: they come back as the observation and in ``info["action_error"]``.
 from __future__ import annotations
 
 import difflib
+import traceback
 from collections.abc import Iterable
 
 __all__ = [
@@ -159,15 +160,32 @@ def describe(error: BaseException) -> str:
     """``Type: message``, and, for a bug (not an agentgym error, which says what happened itself) raised outside
     agentgym (a user's env or agent file, a library), where: ``NameError: name 'x' is not defined (my_env.py:12)``.
     One line, for an episode's ``error``."""
-    import traceback
     from pathlib import Path
 
     text = f"{type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
     if frames and not isinstance(error, AgentGymError):
-        package = Path(__file__).resolve().parent
-        where = Path(frames[-1].filename)
-        if not where.resolve().is_relative_to(package):
-            text += f" ({where.name}:{frames[-1].lineno})"
+        frame = _user_frame(frames)
+        if frame is not None:
+            text += f" ({Path(frame.filename).name}:{frame.lineno})"
     return text
+
+
+def _user_frame(frames: list[traceback.FrameSummary]) -> traceback.FrameSummary | None:
+    """The innermost frame in the user's code: not agentgym's, not the standard library's or an installed
+    package's (a library's exception raised for the user's call points at the user's line). None if there is none."""
+    import sysconfig
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent
+    paths = sysconfig.get_paths()
+    libraries = {Path(paths[key]).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    for frame in reversed(frames):
+        if frame.filename.startswith("<"):
+            continue
+        where = Path(frame.filename).resolve()
+        if where.is_relative_to(package) or any(where.is_relative_to(lib) for lib in libraries):
+            continue
+        return frame
+    return None
 

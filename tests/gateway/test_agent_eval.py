@@ -273,25 +273,3 @@ def test_an_agent_command_is_checked_before_the_run_and_takes_leading_assignment
     task = AgentTask(prompt="", base_url="http://127.0.0.1:9/v1", model="m", tools=[], call_tool=print, mcp_url=None)
     assert _run_command("GREETING=hello sh -c 'printf %s \"$GREETING\"'", task, "http://127.0.0.1:9/tools", 30) == \
         "hello"
-
-
-@pytest.mark.parametrize("env_id", env_params(["agentgym/SearchQA-v0", "agentgym/MathTool-v0", "agentgym/PyCode-v0",
-                                               "agentgym/WebShop-v0"]))
-def test_an_agents_prompt_holds_no_text_protocol_tags(env_id):
-    """An agent calls tools as functions and answers by returning its text: its prompt (the env's in the dict
-    format) kept MathTool's '<answer>' and SearchQA's '<think>' instructions; the text formats keep theirs."""
-    import re
-
-    import agentgym
-    from agentgym.gateway.session import agent_prompt
-
-    env = agentgym.make(env_id, action_format="dict")
-    observation, _ = env.reset(seed=0, options={"split": "test", "index": 0})
-    prompt = agent_prompt(env, observation)
-    env.close()
-    assert not re.search(r"</?(answer|think|code|search|interpreter|information)>", prompt), prompt
-    hermes = agentgym.make(env_id, action_format="hermes")
-    observation, _ = hermes.reset(seed=0, options={"split": "test", "index": 0})
-    hermes.close()
-    if env_id != "agentgym/WebShop-v0":  # the hermes prompt still asks for <answer> (what TRL's template renders)
-        assert "<answer>" in observation or "<think>" in observation

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.core.env import EnvDefaults
-from agentgym.core.formats import ActionFormat, DictFormat, TagsFormat
+from agentgym.core.formats import ActionFormat, TagsFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskSource
 from agentgym.core.tools import Tool, ToolCall
@@ -33,12 +33,6 @@ _TOOL_PROMPT = (
     "Solve the following math problem. You may call the python tool to run code (numpy and sympy are "
     "available; print what you need). Think step by step, and give the final answer as \\boxed{{...}} "
     "between <answer> and </answer>.\n{instructions}\nProblem: {problem}\n"
-)
-# structured actions (an agent calling tools as functions): no text protocol's tags in the task
-_DICT_PROMPT = (
-    "Solve the following math problem. You may call the python tool to run code (numpy and sympy are "
-    "available; print what you need). Think step by step, and give the final answer as \\boxed{{...}}.\n"
-    "{instructions}\nProblem: {problem}\n"
 )
 
 
@@ -124,8 +118,7 @@ class MathToolEnv(ToolEnv):
     def build_prompt(self, task: Task) -> str:
         if isinstance(self.action_format, TagsFormat):
             return _TAGS_PROMPT.format(problem=task.prompt)
-        prompt = _DICT_PROMPT if isinstance(self.action_format, DictFormat) else _TOOL_PROMPT
-        return prompt.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
+        return _TOOL_PROMPT.format(problem=task.prompt, instructions=self.action_format.instructions(self.tools))
 
     def oracle_action(self) -> str:
         """Run the task's reference program (when it has one), then answer the gold in ``\\boxed{}``."""

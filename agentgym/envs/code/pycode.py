@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.core.env import AgentEnv, EnvDefaults
-from agentgym.core.formats import DictFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task
 from agentgym.core.tools import Tool, ToolCall
@@ -26,9 +25,6 @@ _PROMPT = (
     "block inside is fine. It is graded once, on the hidden tests.\n"
     "{instructions}\n\n```python\n{prompt}```\n"
 )
-# structured actions (an agent calling tools as functions): no text protocol's tags in the task
-_DICT_PROMPT = _PROMPT.replace(", between <answer> and </answer>; a ```python block inside is fine.",
-                               "; a ```python block inside is fine.")
 # The stdlib modules HumanEval's tests import, which the grading harness loads before the submission's process
 # starts: imported once per sandbox, they cost a grade nothing.
 _PRELOAD = ("copy", "heapq", "random", "string")
@@ -93,8 +89,7 @@ class PyCodeEnv(AgentEnv[str]):
         return "\n".join(lines)
 
     def build_prompt(self, task: Task) -> str:
-        prompt = _DICT_PROMPT if isinstance(self.action_format, DictFormat) else _PROMPT
-        return prompt.format(instructions=self.action_format.instructions(self.tools), prompt=task.gold["prompt"])
+        return _PROMPT.format(instructions=self.action_format.instructions(self.tools), prompt=task.gold["prompt"])
 
     def verify(self, answer: str | None, task: Task) -> Score:
         gold = task.gold

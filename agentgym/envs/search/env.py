@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgym.core.env import EnvDefaults
-from agentgym.core.formats import DictFormat, TagsFormat
+from agentgym.core.formats import TagsFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
@@ -42,12 +42,6 @@ _TOOL_INSTRUCTIONS = (
     "new information. If you need knowledge you lack, call the search tool; it returns the top "
     "passages of a corpus. Search as often as you need. Give the final answer as a short phrase "
     "with no explanation."
-)
-# structured actions (an agent calling tools as functions): no text protocol's tags in the task
-_DICT_INSTRUCTIONS = (
-    "Answer the question below. Think step by step whenever you get new information. If you need knowledge you "
-    "lack, call the search tool; it returns the top passages of a corpus. Search as often as you need. Give the "
-    "final answer as a short phrase with no explanation."
 )
 
 
@@ -126,8 +120,7 @@ class SearchQAEnv(ToolEnv):
             return f"{_NO_SEARCH_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
         if isinstance(self.action_format, TagsFormat):
             return f"{_TAGS_INSTRUCTIONS}\nQuestion: {task.prompt}\n"
-        head = _DICT_INSTRUCTIONS if isinstance(self.action_format, DictFormat) else _TOOL_INSTRUCTIONS
-        return f"{head}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
+        return f"{_TOOL_INSTRUCTIONS}\n{self.action_format.instructions(self.tools)}\nQuestion: {task.prompt}\n"
 
     def result_tag(self, call: ToolCall) -> str:
         return "information"

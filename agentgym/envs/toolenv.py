@@ -31,7 +31,6 @@ from agentgym.core.task import Task, TaskList, TaskSource, read_records
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.functions import function_tool
 from agentgym.errors import ConfigError, DataError
-from agentgym.rubric import Rubric
 from agentgym.verifiers.score import Score
 
 __all__ = ["COLUMNS", "SingleTurnEnv", "ToolEnv", "load_tasks", "resolve_verifier"]
@@ -221,7 +220,7 @@ class ToolEnv(AgentEnv[str]):
     def verify(self, outcome: str | None, task: Task) -> Score:
         if getattr(self._rubric, "wants_transcript", False):  # a rubric part reads the episode, not the answer
             return self._rubric(outcome, task.rubric_view(), transcript=list(self._transcript))
-        if isinstance(self._rubric, Rubric) or hasattr(self._rubric, "score_group"):  # a rubric or a judge
+        if hasattr(self._rubric, "parts") or hasattr(self._rubric, "score_group"):  # a Rubric or a JudgeRubric
             return self._verify(outcome, task.rubric_view())
         return self._verify(outcome, task.gold)
 

@@ -130,10 +130,9 @@ def ray_connect(address: str) -> tuple[Any, bool]:
 class RolloutActor:
     """The Ray actor of a ``RayWorker``: its own policy copy, envs and torch threads, on one node of the cluster."""
 
-    def __init__(self, config: Any, tokenizer: Any, model: Any) -> None:
+    def __init__(self, config: Any, tokenizer: Any, model: Any, rollouts_class: type) -> None:
         import torch
 
-        from agentgym.trainer.grpo import _Rollouts
         from agentgym.trainer.stats import RolloutStats
 
         if config.imports:
@@ -144,7 +143,7 @@ class RolloutActor:
         self.config = config
         self.model = _no_grad_copy(model)
         self.version = -1
-        self.rollouts = _Rollouts(config, tokenizer, RolloutStats())
+        self.rollouts = rollouts_class(config, tokenizer, RolloutStats())  # the built-in loop's (grpo._Rollouts)
         self.generator = TransformersGenerator(self.model, tokenizer, temperature=config.temperature,
                                                top_p=config.top_p, logprobs=True)
         self.lock = threading.Lock()
@@ -250,6 +249,7 @@ def start_ray_workers(pipeline: Any, model: Any) -> list[RayWorker]:
     model_ref = ray.put(cpu_model)
     del cpu_model
     actor_class = ray.remote(num_cpus=1, max_concurrency=2, scheduling_strategy="SPREAD")(RolloutActor)
-    actors = [actor_class.remote(config, pipeline.rollouts.tokenizer, model_ref)
+    base = type(pipeline.rollouts).__mro__[1]  # the class the pipeline's rollouts extend: grpo._Rollouts
+    actors = [actor_class.remote(config, pipeline.rollouts.tokenizer, model_ref, base)
               for _ in range(config.rollout_workers)]
     return [RayWorker(pipeline, actor, k) for k, actor in enumerate(actors)]

@@ -358,20 +358,33 @@ BackendOption = Annotated[str, typer.Option(help="bwrap (default) or docker.")]
 
 @swe_app.command("validate")
 def swe_validate(data: DataOption = None, backend: BackendOption = "bwrap",
-                 split: Annotated[Optional[str], typer.Option(help="One split (default: all).")] = None) -> None:
-    """Prove each instance: FAIL_TO_PASS fail and PASS_TO_PASS pass before the gold patch, all pass after."""
+                 split: Annotated[Optional[str], typer.Option(help="One split (default: all).")] = None,
+                 trust: Annotated[Optional[Path], typer.Option(
+                     help="Write each instance's trust table (JSON): how its gold verdict was decided.")] = None,
+                 ) -> None:
+    """Prove each instance: FAIL_TO_PASS fail and PASS_TO_PASS pass before the gold patch, all pass after; and say
+    what each gold verdict rests on (tests decided on data by the harness, tests on the repository's equality)."""
     from agentgym.envs.swe.commands import validate_instances
     from agentgym.envs.swe.env import SWEBenchEnv
 
+    def line(c: Any) -> str:
+        t = c.trust
+        how = (f"isolated: {t.get('on_data')}/{t.get('tests')} tests on data, {t.get('on_repository_equality')} on "
+               f"the repository's equality (FAIL_TO_PASS: {t.get('fail_to_pass_on_repository_equality')}/"
+               f"{t.get('fail_to_pass')})" if t.get("isolation") == "isolated" else f"{t.get('isolation')}")
+        return (f"{'ok  ' if c.ok else 'FAIL'} {c.instance_id} ({c.seconds:.1f} s; {how})"
+                + "".join(f"\n     {p}" for p in c.problems))
+
     env = SWEBenchEnv(data_dir=data, backend=backend)  # type: ignore[arg-type]
     try:
-        checks = validate_instances(env, split=split, progress=lambda c: console.print(
-            f"{'ok  ' if c.ok else 'FAIL'} {c.instance_id} ({c.seconds:.1f} s)" + "".join(
-                f"\n     {p}" for p in c.problems), markup=False))
+        checks = validate_instances(env, split=split, progress=lambda c: console.print(line(c), markup=False))
     finally:
         env.close()
     bad = [c for c in checks if not c.ok]
     console.print(f"{len(checks) - len(bad)}/{len(checks)} instances valid on {backend}")
+    if trust is not None:
+        trust.write_text(json.dumps({c.instance_id: c.trust for c in checks}, indent=1) + "\n", encoding="utf-8")
+        console.print(f"trust table: {trust}", markup=False)
     if bad:
         raise typer.Exit(1)
 

@@ -24,6 +24,9 @@ class InstanceCheck:
     ok: bool
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: how the gold run's verdict was made: the path (``isolated``/``in-process``) and, isolated, how many tests
+    #: rest on data the harness compared and how many on the repository's own equality (its ``trust``)
+    trust: dict[str, Any] = field(default_factory=dict)
 
 
 def validate_instances(env: SWEBenchEnv, *, split: str | None = None,
@@ -43,7 +46,9 @@ def validate_instances(env: SWEBenchEnv, *, split: str | None = None,
             if not after["resolved"]:
                 problems.append(f"the gold patch does not resolve it: F2P {after['fail_to_pass']}, "
                                 f"P2P {after['pass_to_pass']}, applied={after['patch_applied']}")
-            check = InstanceCheck(task.id, not problems, problems, time.perf_counter() - start)
+            trust = {"isolation": after.get("isolation"), **(after.get("trust") or {}),
+                     "comparisons": after.get("comparisons") or {}}
+            check = InstanceCheck(task.id, not problems, problems, time.perf_counter() - start, trust)
             checks.append(check)
             if progress is not None:
                 progress(check)

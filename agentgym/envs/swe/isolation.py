@@ -34,7 +34,6 @@ HARNESS = "\n\n".join((resources.files(package) / name).read_text(encoding="utf-
 MARK = "@@agentgym-isolated@@"
 #: the fixtures the harness provides
 FIXTURES = frozenset({"self", "tmp_path"})
-_TEST_PATCH = "/work/.agentgym-test-patch.diff"
 
 
 def _tests(instance: Mapping[str, Any], field: str) -> list[str]:
@@ -56,17 +55,22 @@ def test_sources(workspace: Workspace, instance: Mapping[str, Any]) -> dict[str,
     pathspecs = [f"{d}/*.py" if d != "." else "*.py" for d in dirs]
     pathspecs += [f"{a}/{name}" for a in sorted(ancestors) for name in ("__init__.py", "conftest.py")]
     pathspecs += ["conftest.py"]
-    index = f"/tmp/agentgym-index-{secrets.token_hex(8)}"
+    scratch = f"/tmp/agentgym-tests-{secrets.token_hex(8)}"
     specs = " ".join(shlex.quote(f":(literal){p}" if "*" not in p else f":(glob){p}") for p in pathspecs)
     script = "\n".join([
-        # the test patch and the index go as soon as they are read: the patched repository runs in this sandbox next
-        "set -e", f"trap 'rm -f {index} {_TEST_PATCH}' EXIT", f"export GIT_INDEX_FILE={index}",
+        # Nothing of the test patch may stay where the worker (next, in this sandbox) can read it: the patch comes
+        # on stdin (never a file), the index is private, and every object git writes for it (the patched test
+        # files' blobs, a tree) goes to a scratch object directory that borrows the repository's objects as an
+        # alternate; all of it is deleted on exit, the repository's own .git is never written.
+        "set -e", f"trap 'rm -rf {scratch}' EXIT", f"mkdir -m 700 {scratch} {scratch}/objects",
+        f"export GIT_INDEX_FILE={scratch}/index GIT_OBJECT_DIRECTORY={scratch}/objects",
+        'export GIT_ALTERNATE_OBJECT_DIRECTORIES="$(cd "$(git rev-parse --git-common-dir)" && pwd)/objects"',
         f"git read-tree {shlex.quote(instance['base_commit'])}",
-        f"git apply --cached {_TEST_PATCH}",
+        "git apply --cached -",
         f"git ls-files -z -- {specs} | while IFS= read -r -d '' f; do printf '\\0%s\\0' \"$f\"; git show \":$f\"; done",
     ])
     patch = instance["test_patch"] if instance["test_patch"].endswith("\n") else instance["test_patch"] + "\n"
-    code, out = workspace.shell(script, files={_TEST_PATCH.removeprefix("/work/"): patch}, limit=None)
+    code, out = workspace.shell(script, stdin=patch, limit=None)
     if code != 0:
         raise SandboxError(f"{instance['instance_id']}: could not read the test files from git: {out[-400:]}")
     parts = out.split("\0")
@@ -156,6 +160,36 @@ def _frame(obj: Mapping[str, Any]) -> str:
     return f"{len(body)}\n{body}"
 
 
+#: comparison kinds decided by the repository's own equality or order (asked of the worker); every other kind
+#: is decided by the harness on data
+REPOSITORY_DECIDED = ("object == built", "object == built, no decoys", "object == object", "object order object",
+                      "built == value", "built order value")
+
+
+def _comparisons(decided: Any, tests: list[str], f2p: list[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """The harness's count of how the tests' comparisons of repository objects were decided: kind ->
+    {"false": n, "true": n, "tests": how many tests made one}; and the trust summary: how many tests rest only on
+    data the harness compared (``on_data``) and how many on at least one answer of the repository's own equality
+    or order (``on_repository_equality``, code under test that the worker answers), and of the FAIL_TO_PASS
+    tests (the ones a patch that fixes nothing must not turn) ``fail_to_pass_on_repository_equality``."""
+    out: dict[str, dict[str, int]] = {}
+    on_repository = f2p_on_repository = 0
+    for test in tests:
+        kinds = decided.get(test) if isinstance(decided, dict) else None
+        asked = False
+        for kind, pair in (kinds or {}).items():
+            if isinstance(kind, str) and isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair):
+                row = out.setdefault(kind[:40], {"false": 0, "true": 0, "tests": 0})
+                row["false"] += pair[0]
+                row["true"] += pair[1]
+                row["tests"] += 1
+                asked = asked or kind in REPOSITORY_DECIDED
+        on_repository += asked
+        f2p_on_repository += asked and test in f2p
+    return out, {"tests": len(tests), "on_data": len(tests) - on_repository, "on_repository_equality": on_repository,
+                 "fail_to_pass": len(f2p), "fail_to_pass_on_repository_equality": f2p_on_repository}
+
+
 def grade_isolated(workspace: Workspace, instance: Mapping[str, Any], model_patch: str, *,
                    sources: Mapping[str, str], apply: Callable[[str], tuple[bool, list[str]]],
                    pythonpath: list[str], timeout_s: float = 300.0) -> Score:
@@ -196,6 +230,7 @@ def grade_isolated(workspace: Workspace, instance: Mapping[str, Any], model_patc
     rejected = [str(r)[:300] for r in verdict.get("rejected") or []]
     details["integrity"] = {"channels": "harness", "worker": str(verdict.get("worker")),
                             "timed_out": bool(result.timed_out)}
+    details["comparisons"], details["trust"] = _comparisons(verdict.get("decided"), f2p + p2p, f2p)
     if rejected:  # an honest class is never equal to a decoy, nor both < and >= one value
         details["tampered"] = True
         details["integrity"].update(tampered=True, evidence=rejected)

@@ -17,9 +17,14 @@ pytestmark = requires_swe
 def test_validate_and_grade(tmp_path):
     instance = write_instance(tmp_path / "data")
     runner = CliRunner()
-    result = runner.invoke(app, ["swe", "validate", "--data", str(tmp_path / "data")])
+    trust = tmp_path / "trust.json"
+    result = runner.invoke(app, ["swe", "validate", "--data", str(tmp_path / "data"), "--trust", str(trust)])
     assert result.exit_code == 0, result.output
     assert "ok   calc__calc-1" in result.output and "1/1 instances valid on bwrap" in result.output
+    # what the gold verdict rests on: the tiny instance's tests compare plain results only
+    table = json.loads(trust.read_text())["calc__calc-1"]
+    assert table["isolation"] == "isolated" and table["on_repository_equality"] == 0
+    assert table["on_data"] == table["tests"] > 0 and "tests on data" in result.output
 
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text(json.dumps({"instance_id": "calc__calc-1", "model_patch": instance["patch"],

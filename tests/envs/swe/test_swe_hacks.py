@@ -23,7 +23,8 @@ from helpers.swe_attacks import (ATTACKS, DETECTED, GIT_METADATA, ISOLATED_ATTAC
 from agentgym.envs.swe.grader import _SHADOWS
 
 # the post-canary attacks that change what the repository computes (the others act on pytest only)
-ACTIVE = {"AlwaysEqual results": "caught", "a forged timeout marker and verdict": "exits"}
+ACTIVE = {"AlwaysEqual results": "caught", "a forged timeout marker and verdict": "exits",
+          "results as handles": "never asked"}
 # what the in-process path catches of the post-canary round (the rest is in docs/envs/swe.md's list of limits)
 CAUGHT_IN_PROCESS = ("a path with a newline forges the canary manifest", "a forged timeout marker and verdict")
 
@@ -85,6 +86,9 @@ def test_every_attack_scores_zero_on_every_bundled_instance(envs, tasks, attack)
         # built-in results cross as their built-in values (their __eq__ is never asked: plainly wrong); the
         # package's objects are equal to everything, to the decoys too, and the runs that compare them are rejected
         assert sum(s.details["tampered"] for s in scores) >= 5, [s.details["integrity"] for s in scores]
+    if ACTIVE.get(attack) == "never asked":
+        # the package's results compared with the tests' values: equal to none, and never asked about one
+        assert sum(s.details["comparisons"].get("computed == value", {}).get("false", 0) for s in scores) >= 30
 
 
 @requires_swe
@@ -101,15 +105,25 @@ def test_a_gold_patch_with_an_attack_on_pytest_still_scores_one(envs, tasks, att
 @requires_swe
 @pytest.mark.slow
 def test_no_worker_reaches_the_tests(envs, tasks):
-    """The worker looks in every file under /work and /tmp, every process's command line, environment, open
-    files and memory it can read: the FAIL_TO_PASS tests (which only the test patch has) are nowhere."""
-    found = []
-    for task in one_per_project(tasks):
-        envs[0].grade(task, isolated_attack_patch("the worker snoops for the tests", envs[0].repos[task.id]))
-        code, text = envs[0]._grader.shell("cat /work/.agentgym-snoop.txt", limit=None)
-        assert code == 0 and len(text) > 10_000 and "def test_" in text  # it ran, and read the base's tests
-        found += [(task.id, t) for t in task.gold["FAIL_TO_PASS"] if t.split("::")[-1] in text]
-    assert found == []
+    """The worker reads every file it can (git's loose objects and packs inflated, every object git lists),
+    every process's command line, environment, memory and descriptors it can open: the FAIL_TO_PASS tests (which
+    only the test patch has) are nowhere, on every bundled instance."""
+    def snoop(k):
+        out = []
+        for task in tasks[k::2]:
+            envs[k].grade(task, isolated_attack_patch("the worker snoops for the tests", envs[k].repos[task.id]))
+            code, text = envs[k]._grader.shell("cat /work/.agentgym-snoop.txt", limit=None)
+            out.append((task, code, text))
+        return out
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = [r for half in pool.map(snoop, range(2)) for r in half]
+    assert len(runs) == 30
+    for task, code, text in runs:
+        # it ran, read the base's tests and the repository's git objects (a commit object's header)
+        assert code == 0 and len(text) > 10_000 and "def test_" in text and "\ncommitter " in text, task.id
+        assert "GIT-CAT-FILE-FAILED" not in text
+    assert [(task.id, t) for task, _, text in runs for t in task.gold["FAIL_TO_PASS"] if t.split("::")[-1] in text] == []
 
 
 @requires_swe

@@ -170,6 +170,28 @@ def test_a_result_that_lies_about_equality_compares_by_its_built_in_value(kit):
     assert score.reward == 0.0 and score.details["fail_to_pass"]["failure"] == F2P, score.details
 
 
+def test_a_computed_object_is_never_asked_about_a_test_value(kit):
+    """A result the repository computed is equal to no value the test wrote and is ordered against none: the
+    value never reaches the worker (it could pick it out among decoys), so a result that should be data must
+    cross as data. The lying object below notes every value it is asked about; it is asked about none."""
+    env, task = kit
+    lying = FIXED.replace("def twice(fn, x):\n    return fn(fn(x))", (
+        "class Yes:\n    def __init__(self, value):\n        self.value = value\n\n"
+        "    def __eq__(self, other):\n        with open('/work/asked.txt', 'a') as f:\n"
+        "            f.write(repr(other) + '\\n')\n        return True\n\n    __hash__ = object.__hash__\n\n"
+        "    def __lt__(self, other):\n        return True\n\n\n"
+        "def twice(fn, x):\n    return Yes(fn(fn(x)))"))
+    score = env.grade(task, patched(lying))
+    assert score.reward == 0.0 and score.details["fail_to_pass"]["failure"] == F2P, score.details
+    assert score.details["comparisons"]["computed == value"] == {"false": 1, "true": 0, "tests": 1}
+    code, asked = env._grader.shell("cat /work/asked.txt 2>/dev/null || true")
+    assert asked.strip() == ""
+    # the honest gold run: what decided its comparisons, per kind (the objects the test built are compared by
+    # their class's equality, with decoys; a test value with an object the test built likewise)
+    gold = env.grade(task, task.gold["patch"]).details["comparisons"]
+    assert gold["object == built"]["true"] >= 2 and gold["object order object"]["true"] >= 1, gold
+
+
 def test_a_worker_that_exits_fails_the_tests_after_it(kit):
     env, task = kit
     crash = FIXED.replace("def twice(fn, x):\n", "def twice(fn, x):\n    os._exit(0)\n")
@@ -224,6 +246,7 @@ def test_an_honest_comparison_never_fails_at_random():
         "from agentgym.envs.swe.isolation import HARNESS\n"
         "ns = {'__name__': 'harness'}\n"
         "exec(compile(HARNESS.rstrip()[:-len('main()')], '<harness>', 'exec'), ns)\n"
+        "import datetime, fractions\n"
         "failed, same = 0, 0\n"
         "for value in [*range(-9, 10), 'a', 'Z', '7', b'q']:\n"
         "    for _ in range(10_000):\n"
@@ -233,7 +256,13 @@ def test_an_honest_comparison_never_fails_at_random():
         "            failed += 1\n"
         "            continue\n"
         "        same += type(made) is not type(value) or made == value\n"
-        "print(json.dumps([failed, same]))\n")
+        "later = {}\n"  # numbers and dates move either way: the real value is not told by being the smallest
+        "for value in [datetime.date(2024, 2, 29), datetime.datetime(2020, 1, 1, 12), fractions.Fraction(1, 3),"
+        " 2.5, -0.0]:\n"
+        "    later[repr(value)] = sum(ns['decoy'](value) > value for _ in range(1000))\n"
+        "print(json.dumps([failed, same, later]))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, 0]
+    failed, same, later = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (failed, same) == (0, 0)
+    assert all(350 < n < 650 for n in later.values()), later

@@ -19,9 +19,11 @@ copy of its built-in value (so its ``__eq__`` is never asked); anything else of 
 ``Handle``: calls, attribute reads, operators and iteration on it are requests to the worker. Exceptions cross
 as their class (a local class made once per repository class, over the same built-in bases) and arguments. A
 test's own functions and objects handed to the repository (a callback, a fake clock) stay here and are called
-back through the same pipes. Comparisons with anything a test wrote happen here, on data; only an equality of
-two repository objects is the repository's, asked of both objects' classes (a class may define what equality
-of its own objects means: that is code under test). The verdict, with the nonce, is the last line on this
+back through the same pipes. Comparisons with anything a test wrote happen here, on data: a result the
+repository computed is never asked about a test's value (equal to none, ordered against none), so no value a
+test compares with reaches the worker. Only two repository objects, or an object the test built itself and
+what it is compared with, are compared by the repository's own equality (a class may define what equality of
+its own objects means: that is code under test), the test-built one beside two decoys. The verdict, with the nonce, is the last line on this
 process's stdout, which the worker cannot write to: a worker that crashes, exits, hangs or lies about the
 protocol fails the tests that were waiting on it and every test after.
 """
@@ -29,6 +31,8 @@ protocol fails the tests that were waiting on it and every test after.
 # ---- the harness: the tests' side --------------------------------------------------------------------------
 
 RNG = random.SystemRandom()
+#: decoy argument sets tried for an object the test builds (two that build are kept)
+DECOY_TRIES = 4
 
 
 def _decoy_text(text, kinds=(string.digits, string.ascii_lowercase, string.ascii_uppercase)):
@@ -53,37 +57,49 @@ def _decoy_or_same(value, depth):
         return value
 
 
+_SHIFT = [datetime.timedelta(days=1)]
+
+
 def decoy(value, depth=0):
     """A value of ``value``'s type and shape that the test did not write: what a repository object compared
     with ``value`` is also compared with, unseen among them, so that an object equal to everything is caught."""
     if depth > 20:
         raise TypeError("too deep for a decoy")
+    if depth == 0:  # the dates of one decoy move together (a range's start stays before its end)
+        _SHIFT[0] = RNG.choice((-1, 1)) * datetime.timedelta(days=RNG.randint(1, 4000), seconds=RNG.randint(1, 86000))
     t = type(value)
-    for _ in range(8):
-        if t is str:
-            made = _decoy_text(value)
-        elif t is bytes:
-            made = _decoy_text(value.decode("latin-1")).encode("latin-1")
-        elif t is bool:
-            made = not value
-        elif t is int:
-            made = int(_decoy_text(str(abs(value)))) * (-1 if value < 0 else 1)
-        elif t is float:
-            made = value * RNG.uniform(1.5, 4.0) + RNG.uniform(1.0, 9.0) if math.isfinite(value) else 0.5
-        elif t is decimal.Decimal:
-            made = decimal.Decimal(_decoy_text(str(value), (string.digits,)) if value.is_finite() else "7")
-        elif t is fractions.Fraction:
-            made = value + fractions.Fraction(RNG.randint(1, 97), RNG.randint(1, 89))
-        elif t in (list, tuple):
-            made = t(_decoy_or_same(v, depth) for v in value)
-        elif t is dict:
-            made = {k: _decoy_or_same(v, depth) for k, v in value.items()}
-        elif t is datetime.date:
-            made = value + datetime.timedelta(days=RNG.randint(1, 4000))
-        elif t is datetime.datetime:
-            made = value + datetime.timedelta(days=RNG.randint(1, 4000), seconds=RNG.randint(1, 86000))
-        else:
-            raise TypeError(f"no decoy for a {t.__name__}")
+    for attempt in range(8):
+        sign = RNG.choice((-1, 1))  # numbers and dates move either way: a decoy is not always the larger one
+        shift = _SHIFT[0] if attempt == 0 else sign * datetime.timedelta(days=RNG.randint(1, 4000),
+                                                                         seconds=RNG.randint(1, 86000))
+        try:
+            if t is str:
+                made = _decoy_text(value)
+            elif t is bytes:
+                made = _decoy_text(value.decode("latin-1")).encode("latin-1")
+            elif t is bool:
+                made = not value
+            elif t is int:
+                made = int(_decoy_text(str(abs(value)))) * (-1 if value < 0 else 1)
+            elif t is float:
+                made = (value + sign * (abs(value) * RNG.uniform(0.2, 3.0) + RNG.uniform(0.01, 9.0))
+                        if math.isfinite(value) else RNG.uniform(-9.0, 9.0))
+            elif t is decimal.Decimal:
+                made = decimal.Decimal(_decoy_text(str(value), (string.digits,)) if value.is_finite() else "7")
+            elif t is fractions.Fraction:
+                made = value + sign * fractions.Fraction(RNG.randint(1, 97), RNG.randint(1, 89))
+            elif t in (list, tuple):
+                made = t(_decoy_or_same(v, depth) for v in value)
+            elif t is dict:
+                made = {k: _decoy_or_same(v, depth) for k, v in value.items()}
+            elif t is datetime.date:
+                made = value + datetime.timedelta(days=shift.days)
+            elif t is datetime.datetime:
+                made = value + shift
+            else:
+                raise TypeError(f"no decoy for a {t.__name__}")
+        except OverflowError:  # a date near the ends of the calendar: the other way
+            continue
         if type(made) is t and made != value:
             return made
     raise TypeError("no decoy found")
@@ -99,32 +115,51 @@ class Harness:
         self.handles, self.classes, self.refs, self.ref_ids = {}, {}, {}, {}
         #: an object the test built (by worker object number) -> the two decoys built with it
         self.decoys = {}
+        #: the worker object numbers of the objects the test built itself (a class of the repository called on
+        #: the test's values); every other object of the repository is a result the repository computed
+        self.built = set()
         #: comparisons the worker answered in a way no honest class does (equal to a decoy, both < and >=)
         self.rejected = []
+        #: how the current test's comparisons of the repository's objects were decided: kind -> [false, true]
+        self.decided = {}
+
+    def count(self, kind, result):
+        if type(result) is bool:
+            self.decided.setdefault(kind, [0, 0])[result] += 1
+        return result
 
     def construct(self, cls, args, kwargs):
-        """``cls(*args, **kwargs)`` for a class of the repository, made together with two decoys (the same class
-        of arguments of the same shape, in a random order) that ``equal`` compares the object's partners with:
-        an object the test builds to compare with is one of three the worker cannot tell apart."""
+        """``cls(*args, **kwargs)`` for a class of the repository, made together with decoys (the same class of
+        arguments of the same shape, in a random order), two of which ``equal`` compares the object's partners
+        with: an object the test builds to compare with is one of three the worker cannot tell apart. Four decoy
+        argument sets are tried (a decoy date range may end before it starts), the first two that build are kept."""
         try:
-            variants = [decoy((args, kwargs)) for _ in range(2)]
+            variants = [decoy((args, kwargs)) for _ in range(DECOY_TRIES)]
         except (TypeError, ValueError, ArithmeticError):
-            return self.ask("call", cls, *args, **kwargs)
-        at = RNG.randrange(3)
+            return self.mark_built(self.ask("call", cls, *args, **kwargs))
+        at = RNG.randrange(len(variants) + 1)
         variants.insert(at, (args, kwargs))
         raw = self.channel.request({"op": "construct", "args": self.encode([cls, [[list(a), k] for a, k in variants]]),
                                     "kwargs": self.encode({})})
         if isinstance(raw, dict) and "raise" in raw:
             return self.reply(raw)
         replies = raw.get("replies") if isinstance(raw, dict) else None
-        if not (type(replies) is list and len(replies) == 3 and all(isinstance(r, dict) for r in replies)):
+        if not (type(replies) is list and len(replies) == len(variants) and all(isinstance(r, dict) for r in replies)):
             raise WorkerGone("the repository's process answered out of protocol")
         made = [self.reply(r) if "value" in r else None for r in replies]
         result = self.reply(replies[at])  # raises the real construction's error
-        decoys = [m for i, m in enumerate(made) if i != at]
-        if isinstance(result, Handle) and all(isinstance(d, Handle) for d in decoys):
+        decoys = [m for i, m in enumerate(made) if i != at and isinstance(m, Handle)][:2]
+        if isinstance(result, Handle) and len(decoys) == 2:
             self.decoys[object.__getattribute__(result, "_hid")] = decoys
+        return self.mark_built(result)
+
+    def mark_built(self, result):
+        if isinstance(result, Handle):
+            self.built.add(object.__getattribute__(result, "_hid"))
         return result
+
+    def is_built(self, handle):
+        return object.__getattribute__(handle, "_hid") in self.built
 
     def equal(self, a, b):
         """``a == b`` for two objects of the repository: their classes' own equality, where one of them has
@@ -132,8 +167,9 @@ class Harness:
         for left, right in ((a, b), (b, a)):
             decoys = self.decoys.get(object.__getattribute__(right, "_hid"))
             if decoys:
-                return self.against_decoys(left, right, decoys, "eqmany")
-        return self.ask("eq", a, b)
+                return self.count("object == built", self.against_decoys(left, right, decoys, "eqmany"))
+        built = self.is_built(a) or self.is_built(b)  # one the test built whose decoys would not build
+        return self.count("object == built, no decoys" if built else "object == object", self.ask("eq", a, b))
 
     def against_decoys(self, handle, value, decoys, op):
         at = RNG.randrange(3)
@@ -147,18 +183,31 @@ class Harness:
         return results[at]
 
     def equal_to_value(self, handle, value):
-        """``handle == value`` for a value the test wrote: asked together with two decoys of its shape, in a
-        random order; an object equal to a decoy too is equal to nothing (and the run is rejected)."""
+        """``handle == value`` for a value the test wrote. A result the repository computed is never asked about a
+        test's value (the value would reach the worker, which could answer as it likes): such an object is equal
+        to no value, and a result that should be data must cross as data. Only an object the test built itself
+        is compared with a test's value by its class's own equality (``Version(1, 2, 3) == "1.2.3"``: both sides
+        are the test's, the equality is the code under test), asked together with two decoys of the value in a
+        random order (an object equal to a decoy too is equal to nothing, and the run is rejected)."""
+        if not self.is_built(handle):
+            return self.count("computed == value", False)
         try:
             decoys = [decoy(value), decoy(value)]
         except (TypeError, ValueError, ArithmeticError):
             return NotImplemented
-        return self.against_decoys(handle, value, decoys, "eqmany")
+        return self.count("built == value", self.against_decoys(handle, value, decoys, "eqmany"))
 
     def ordered(self, handle, op, opposite, other):
-        """An order comparison the worker answers, with its opposite: an object both < and >= something is
-        rejected."""
-        result = self.ask(op, handle, other)
+        """An order comparison the worker answers, with its opposite (an object both < and >= something is
+        rejected): between two objects of the repository, or an object the test built and a test's value. A
+        result the repository computed is never ordered against a test's value (see ``equal_to_value``)."""
+        if not isinstance(other, Handle) and not self.is_built(handle):
+            self.count("computed order value", False)
+            raise TypeError(f"the isolated grader does not order a {object.__getattribute__(handle, '_meta')['name']}"
+                            " object the repository computed against a value the test wrote: compare data (the"
+                            " result of a method that returns a built-in value)")
+        kind = "object order object" if isinstance(other, Handle) else "built order value"
+        result = self.count(kind, self.ask(op, handle, other))
         if result is True and self.ask(opposite, handle, other) is True:
             self.rejected.append(f"a {object.__getattribute__(handle, '_meta')['name']} object said both {op} and "
                                  f"{opposite}")
@@ -567,7 +616,7 @@ def main():
     os.close(to_harness_w)
     tests = read_frame(0)
     nonce = tests["nonce"]
-    outcomes, errors = {}, {}
+    outcomes, errors, decided = {}, {}, {}
     channel = Channel(to_harness_r, to_worker_w, None, CALL_TIMEOUT_S)
     harness = Harness(channel)
     ready, _, _ = select.select([to_harness_r], [], [], CALL_TIMEOUT_S)
@@ -585,6 +634,7 @@ def main():
     counter, loaded = [0], {}
     for test_id in tests["tests"]:
         path = test_id.split("::", 1)[0]
+        harness.decided = decided[test_id] = {}
         try:
             if path not in loaded:
                 try:
@@ -603,7 +653,7 @@ def main():
     except OSError:
         pass
     verdict = {"outcomes": outcomes, "errors": errors, "worker": "answering" if channel.alive else "gone",
-               "rejected": harness.rejected[:20]}
+               "rejected": harness.rejected[:20], "decided": decided}
     sys.stdout.write("\n" + MARK + " " + nonce + " " + json.dumps(verdict) + "\n")
     sys.stdout.flush()
 

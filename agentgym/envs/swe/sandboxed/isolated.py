@@ -168,8 +168,10 @@ class Harness:
             decoys = self.decoys.get(object.__getattribute__(right, "_hid"))
             if decoys:
                 return self.count("object == built", self.against_decoys(left, right, decoys, "eqmany"))
-        built = self.is_built(a) or self.is_built(b)  # one the test built whose decoys would not build
-        return self.count("object == built, no decoys" if built else "object == object", self.ask("eq", a, b))
+        # one the test built whose decoy arguments would not build (a made-up currency code) counts as built: the
+        # counts must not depend on the decoys drawn, so that two gradings of one patch report the same
+        built = self.is_built(a) or self.is_built(b)
+        return self.count("object == built" if built else "object == object", self.ask("eq", a, b))
 
     def against_decoys(self, handle, value, decoys, op):
         at = RNG.randrange(3)

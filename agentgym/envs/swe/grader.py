@@ -240,8 +240,10 @@ def _config_sources(workspace: Workspace, base_commit: str) -> dict[str, str]:
     """The pytest configuration files at the root of the repository at ``base_commit`` (git's copy, not the
     working tree's)."""
     names = " ".join(_CONFIGS)
-    script = (f"for f in {names}; do if git cat-file -e {shlex.quote(base_commit)}:\"$f\" 2>/dev/null; then "
-              f"printf '\\0%s\\0' \"$f\"; git show {shlex.quote(base_commit)}:\"$f\"; fi; done")
+    commit = shlex.quote(base_commit)
+    # one ls-tree for which of them exist, then a git show for each that does (1-2 processes, not 7)
+    script = (f"git ls-tree --name-only {commit} -- {names} | while IFS= read -r f; do "
+              f"printf '\\0%s\\0' \"$f\"; git show {commit}:\"$f\"; done")
     code, out = workspace.shell(script, limit=None)
     if code != 0:
         raise SandboxError(f"Could not read the base commit's pytest configuration: {out[-300:]}")
@@ -306,8 +308,10 @@ class EvalRun:
 
 # Every entry of the repository's .git but the index and the object store (which git apply --3way writes):
 # path, type, mode, size and, for files, content hash. A patch may change the working tree, never this.
-_METADATA = (r"find .git \( -path .git/index -o -path '.git/objects/??' -o -path .git/objects/pack \) -prune -o "
-             r"\( -type f -printf '%p %y %m %s ' -exec sha1sum {} \; \) -o -printf '%p %y %m %l\n'")
+# (one sha1sum for all the files: a process per file cost ~60 ms a listing, two listings a grading)
+_PRUNED = r"find .git \( -path .git/index -o -path '.git/objects/??' -o -path .git/objects/pack \) -prune -o "
+_METADATA = (_PRUNED + r"\( -type f -printf '%p %y %m %s\n' \) -o -printf '%p %y %m %l\n'" + " && "
+             + _PRUNED + r"-type f -exec sha1sum {} + | sed 's/^\([0-9a-f]*\)  \(.*\)$/\2 sha1 \1/'")
 
 
 def _metadata(workspace: Workspace) -> list[str]:

@@ -446,15 +446,24 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
               help="Close a WebSocket (OpenEnv's /ws) that sent no frame this long; pings do not count "
                    "[default: --session-ttl-s, at least 300].")] = None,
           max_ws_per_client: Annotated[int, typer.Option(
-              help="Open WebSockets one client (peer address) may hold; more are refused with 429.")] = 256,
+              help="Open WebSockets one client (its host, or --client-token) may hold; more are refused with "
+                   "429.")] = 256,
           max_sessions_per_client: Annotated[Optional[int], typer.Option(
-              help="Open sessions one client (peer address) may hold; more get 429 [default: --max-sessions less "
+              help="Open sessions one client (its host, or --client-token) may hold; more get 429 [default: "
+                   "--max-sessions less "
                    "an eighth, kept for other clients (none kept below 16)].")] = None,
           forwarded_allow_ips: Annotated[Optional[str], typer.Option(
               help="Reverse proxies (comma-separated addresses or networks) whose X-Forwarded-For names the "
                    "client; from any other peer the header is ignored [default: none].")] = None,
+          client_token: Annotated[Optional[list[str]], typer.Option(
+              metavar="NAME=TOKEN", help="Issue client NAME a token of its own (repeatable): a request that carries "
+                                         "it counts as NAME, from any address (a trainer beside an eval on one "
+                                         "host), and is authorized as with --token. Otherwise a client is its "
+                                         "host: every loopback address is one client.")] = None,
+          ipv6_client_prefix: Annotated[int, typer.Option(
+              help="IPv6 clients are grouped by this prefix length (one host's addresses).")] = 64,
           max_client_verifications: Annotated[int, typer.Option(
-              help="POST /v1/verify calls one client (peer address) may have in flight; more get "
+              help="POST /v1/verify calls one client (its host, or --client-token) may have in flight; more get "
                    "429.")] = 16,
           max_queued_verifications: Annotated[int, typer.Option(
               help="POST /v1/verify calls in flight in all; more get 503 with Retry-After.")] = 64,
@@ -479,17 +488,24 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
 
     Each -k goes to the served envs that take it (-k topk=5 to SearchQA-v0 only).
     """
+    import os
+
     import uvicorn
 
     from agentgym.core.registry import env_ids as all_env_ids
     from agentgym.core.registry import env_info
     from agentgym.server import create_app
+    from agentgym.server.clients import IPV6_PREFIX_ENV
     from agentgym.server.connections import engine, uvicorn_config
     from agentgym.server.processes import check_processes
     from agentgym.server.threads import DEFAULT_THREADS
 
     _import(imports)
     check_processes(processes)
+    if not 0 <= ipv6_client_prefix <= 128:
+        raise ConfigError(f"--ipv6-client-prefix must be a length from 0 to 128, got {ipv6_client_prefix}.")
+    os.environ[IPV6_PREFIX_ENV] = str(ipv6_client_prefix)  # every server process reads it
+    client_tokens = _parse_client_tokens(client_token or [])
     if ray is None and (node_env_limit or ray_hosts_per_node is not None):
         raise ConfigError("--node-env-limit and --ray-hosts-per-node set up a Ray pool: pass --ray ADDRESS too.")
     if ray is not None and processes > 1:
@@ -524,7 +540,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                               max_sessions_per_client=max_sessions_per_client,
                               max_client_verifications=max_client_verifications,
                               max_queued_verifications=max_queued_verifications, prewarm_verifiers=True,
-                              probe_envs=process is None or getattr(process, "index", 0) == 0)
+                              probe_envs=process is None or getattr(process, "index", 0) == 0,
+                              client_tokens=client_tokens)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,
@@ -578,6 +595,20 @@ def _serve_processes(sock: socket.socket, processes: int, ids: list[str], make_a
                         say=lambda message: errors.print(message, style="yellow", markup=False, highlight=False))
     finally:
         held.close()
+
+
+def _parse_client_tokens(items: list[str]) -> dict[str, str]:
+    """``--client-token NAME=TOKEN`` values as ``{name: token}`` (the checks: ``agentgym.server.clients``)."""
+    tokens: dict[str, str] = {}
+    for item in items:
+        name, sep, token = item.partition("=")
+        if not sep or not name or not token:
+            raise ConfigError(f"--client-token {item!r}: write NAME=TOKEN (e.g. --client-token trainer=$(openssl "
+                              "rand -hex 16)).")
+        if name in tokens:
+            raise ConfigError(f"--client-token: {name} is given twice.")
+        tokens[name] = token
+    return tokens
 
 
 def _parse_env_limits(pairs: list[str], flag: str = "--env-limit") -> dict[str, int]:

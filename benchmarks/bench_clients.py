@@ -2,8 +2,9 @@
 
     python benchmarks/bench_clients.py [--rounds 40] [--json out.json]
 
-A real ``agentgym serve`` (SearchQA and MathTool, its default threads). The honest client connects from
-127.0.0.2 and times, per round, a ``/v1/verify``, a new SearchQA session (create), and a step of it; p50 and
+A real ``agentgym serve`` (SearchQA and MathTool, its default threads). The honest client is on the same host
+with a token the operator issued it (``--client-token honest=...``: another loopback address is the same client)
+and times, per round, a ``/v1/verify``, a new SearchQA session (create), and a step of it; p50 and
 p99 over the rounds, first alone, then while the flood runs from 127.0.0.1: threads that post verifications
 without pause, each with a made-up bearer token and ``X-Forwarded-For`` (the old server counted each as a new
 client), and 16 MathTool sessions whose every step runs code that sleeps 9 s (holding the env threads). The
@@ -93,8 +94,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    with serving(SEARCH, MATH) as (url, _), \
-            httpx.Client(base_url=url, timeout=120, transport=httpx.HTTPTransport(local_address="127.0.0.2")) as me:
+    issued = "honest-client-token-0123"
+    with serving(SEARCH, MATH, "--client-token", f"honest={issued}") as (url, _), \
+            httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {issued}"}) as me:
         alone = measure(me, args.rounds)
         stop = threading.Event()
         thread = threading.Thread(target=flood, args=(url, stop), daemon=True)

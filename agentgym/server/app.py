@@ -26,7 +26,8 @@ from agentgym.core.registry import env_ids as registered_env_ids
 from agentgym.core.registry import env_info, load_env_class
 from agentgym.server import protocol as p
 from agentgym.server.capacity import env_limits as merged_env_limits
-from agentgym.server.clients import CURRENT_CLIENT
+from agentgym.server.clients import CURRENT_CLIENT, ClientTokens
+from agentgym.server.clients import SCOPE_KEY as CLIENT_SCOPE_KEY
 from agentgym.server.compat import agentgym_router
 from agentgym.server.openenv import openenv_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
@@ -190,7 +191,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
                max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS,
                prewarm_verifiers: bool = False, max_sessions_per_client: int | None = None,
-               probe_envs: bool = False) -> FastAPI:
+               probe_envs: bool = False, client_tokens: Mapping[str, str] | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -207,8 +208,10 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     hold; more are refused with 429 (``ws_limits.py``).
     ``/v1/verify`` runs on threads of its own (``verification.py``): at most ``max_queued_verifications`` in
     flight (more: 503 with Retry-After), ``max_client_verifications`` of one client (more: 429).
-    A client is its peer address (``clients.py``): ``max_sessions_per_client`` sessions it may hold (default: all
-    but an eighth of ``max_sessions``), and the env threads serve clients fairly (``threads.py``).
+    A client is its host (``clients.py``: every loopback address one, IPv6 by /64) or the name of a token the
+    operator issued it (``client_tokens``: ``{name: token}``, each also a credential for this server):
+    ``max_sessions_per_client`` sessions it may hold (default: all but an eighth of ``max_sessions``), and the
+    env threads serve clients fairly (``threads.py``).
     ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
     does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
     ``probe_envs``: make one env of each id in the background at start and read its task list (``agentgym serve``
@@ -268,6 +271,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     app = _App(title="agentgym", version=__version__, lifespan=lifespan,
                   description="Sessions of agentgym environments over HTTP. Errors are {code, message}.",
                   responses={"default": {"model": p.ErrorBody}})
+    app.client_tokens, app.server_token = ClientTokens(client_tokens or {}, token), token
     policy = _Policy(token=token, max_body_bytes=max_body_bytes, metrics=metrics)
     app.state.store, app.state.policy, app.state.metrics_registry = store, policy, metrics.registry
     app.add_middleware(_Guard, policy=policy)
@@ -327,11 +331,29 @@ class _App(FastAPI):
     """
 
     hot: _HotPath
+    client_tokens: ClientTokens | None = None
+    server_token: str | None = None
+
+    def client_tokens_scope(self, scope: Scope) -> Scope:
+        """``scope`` as the client whose issued token it carries, if it carries one: named in the scope
+        (``client_key`` reads it), its credential then the server's own, so every later check (the token on
+        every route, OpenEnv's WebSocket) takes it as the server's token."""
+        headers = scope["headers"]
+        authorization = next((value for name, value in headers if name == b"authorization"), b"")
+        issued = self.client_tokens.client_of(authorization) if authorization and self.client_tokens else None
+        if issued is None:
+            return scope
+        if self.server_token:
+            headers = [(name, value) for name, value in headers if name != b"authorization"]
+            headers.append((b"authorization", b"Bearer " + self.server_token.encode("utf-8")))
+        return {**scope, "headers": headers, CLIENT_SCOPE_KEY: f"client:{issued}"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await super().__call__(scope, receive, send)
             return
+        if self.client_tokens:  # a token the operator issued: that client, from any address
+            scope = self.client_tokens_scope(scope)
         # the client every per-client share counts against (agentgym.server.clients), for the hot path too
         client = CURRENT_CLIENT.set(client_key(scope))
         try:

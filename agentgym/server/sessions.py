@@ -144,7 +144,7 @@ class SessionStore:
         """A 429 naming the limit that is full, and how to raise it."""
         if self.by_client[client] >= self.max_sessions_per_client:
             self.on_refuse(env_id)
-            raise ApiError(429, "capacity", f"This client (peer address {client}) holds {self.by_client[client]} "
+            raise ApiError(429, "capacity", f"This client ({client}) holds {self.by_client[client]} "
                                             "sessions, the most one client may hold while the rest stay for "
                                             "others; close finished sessions (DELETE /v1/sessions/{id}) or retry "
                                             "later (the operator sets it with agentgym serve "

@@ -11,8 +11,8 @@ frames or not. So every WebSocket route here:
   the client's next frame;
 - refuses a client's connection past ``max_per_client`` open ones with HTTP 429
   ``too_many_websockets`` before the handshake completes (where the server cannot answer
-  HTTP: close code 1013, try again later). A client is its peer address
-  (``agentgym.server.clients``): one token is shared by every client of a server, so it
+  HTTP: close code 1013, try again later). A client is its host or a token the operator issued it
+  (``agentgym.server.clients``): one server token is shared by every client of a server, so it
   tells none apart, and an ``X-Forwarded-For`` header counts only from a proxy named with
   ``agentgym serve --forwarded-allow-ips``.
 

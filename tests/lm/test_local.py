@@ -1,4 +1,4 @@
-"""The trainable SmolLM2: GGUF -> fp32 conversion, its cache, and model-name resolution (converted once per module)."""
+"""The trainable SmolLM2: GGUF -> fp32 conversion, its cache, and model-name resolution (the cached conversion)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> Path:
-    return Path(resolve_model("smollm2", cache_dir=tmp_path_factory.mktemp("cache")))
+def converted() -> Path:
+    """The default model as every test and command gets it: the conversion in the user's cache, made by the
+    install (``./install.sh`` converts it once, with this very ``_convert_gguf``) or here, if it is not there.
+    (A conversion into a fresh folder cost 35 s of a test worker on top of the install's; the cache's own rules,
+    one conversion under a lock, a stale or partial folder replaced, are tested below with a stand-in.)"""
+    return Path(resolve_model("smollm2"))
 
 
 @pytest.fixture(scope="module")

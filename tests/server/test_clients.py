@@ -1,5 +1,6 @@
-"""A client is what it cannot choose (agentgym.server.clients): its peer address. Made-up tokens and forwarded
-headers do not make one client many; per-client shares hold for WebSockets, sessions and the env threads."""
+"""A client is what it cannot choose (agentgym.server.clients): its host, or a token the operator issued it.
+Made-up tokens, forwarded headers and other loopback addresses do not make one client many; per-client shares hold
+for WebSockets, sessions and the env threads."""
 
 from __future__ import annotations
 
@@ -29,24 +30,61 @@ def _ws(url: str, *, source: str = "127.0.0.1", **headers: str):
                    source_address=(source, 0), open_timeout=30)
 
 
+ISSUED = "trainer-token-0123456789"
+
+
 @pytest.mark.parametrize("trusted", [False, True])
 def test_made_up_tokens_and_forwarded_addresses_are_one_client_unless_the_proxy_is_named(trusted):
-    """One local process posing as many (a new bearer token and X-Forwarded-For each time) holds the cap of one
-    client; another address still connects. Naming 127.0.0.1 as a proxy makes its forwarded addresses count."""
-    args = [SEARCH, "--max-ws-per-client", "2"] + (["--forwarded-allow-ips", "127.0.0.1"] if trusted else [])
+    """One local process posing as many (a new bearer token, X-Forwarded-For and loopback address each time)
+    holds the cap of one client; a client with a token the operator issued it has its own share. Naming 127.0.0.1
+    as a proxy makes its forwarded addresses count."""
+    args = [SEARCH, "--max-ws-per-client", "2", "--client-token", f"trainer={ISSUED}"]
+    args += ["--forwarded-allow-ips", "127.0.0.1"] if trusted else []
     with serving(*args) as url, contextlib.ExitStack() as held:
         for i in range(2):
-            held.enter_context(_ws(url, Authorization=f"Bearer made-up-{i}", **{"X-Forwarded-For": f"10.9.0.{i}"}))
+            held.enter_context(_ws(url, source=f"127.0.0.{i + 1}", Authorization=f"Bearer made-up-{i}",
+                                   **{"X-Forwarded-For": f"10.9.0.{i}"}))
         if trusted:  # the named proxy's forwarded addresses are the clients: a third is a new one
             with _ws(url, **{"X-Forwarded-For": "10.9.0.7"}):
                 pass
         else:
-            with pytest.raises(InvalidStatus) as refused:
-                _ws(url, Authorization="Bearer made-up-9", **{"X-Forwarded-For": "10.9.0.9"})
-            assert refused.value.response.status_code == 429
-            assert b"127.0.0.1 holds 2 open WebSockets" in refused.value.response.body
-        with _ws(url, source="127.0.0.2"):  # another peer: its own share
+            for source in ("127.0.0.1", "127.0.0.9"):  # any loopback address is the same host
+                with pytest.raises(InvalidStatus) as refused:
+                    _ws(url, source=source, Authorization="Bearer made-up-9", **{"X-Forwarded-For": "10.9.0.9"})
+                assert refused.value.response.status_code == 429
+                assert b"loopback holds 2 open WebSockets" in refused.value.response.body
+        with _ws(url, Authorization=f"Bearer {ISSUED}"):  # the issued token: its own share, from the same host
             pass
+
+
+def test_a_client_is_its_host_and_an_issued_token_names_one():
+    """Every loopback address is one client, an IPv4-mapped IPv6 address its IPv4 address, IPv6 addresses by
+    their /64 (configurable); an issued token is its client from any address and a credential; a made-up one is
+    neither."""
+    from agentgym.errors import ConfigError
+    from agentgym.server.clients import ClientTokens, address_client, client_key
+
+    assert {address_client(a) for a in ("127.0.0.1", "127.0.0.2", "127.255.0.9", "::1")} == {"loopback"}
+    assert address_client("::ffff:192.0.2.7") == address_client("192.0.2.7") == "192.0.2.7"
+    assert address_client("2001:db8:1:2::1") == address_client("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert address_client("2001:db8:1:3::1") != address_client("2001:db8:1:2::1")
+    assert address_client("2001:db8:1:2::1", prefix=48) == address_client("2001:db8:1:3::1", prefix=48)
+    assert address_client("fe80::1%eth0") == "fe80::/64" and address_client("/tmp/s.sock") == "/tmp/s.sock"
+    tokens = ClientTokens({"trainer": ISSUED}, "server-token")
+    import base64
+    assert tokens.client_of(b"Bearer " + ISSUED.encode()) == "trainer"
+    assert tokens.client_of(b"Basic " + base64.b64encode(b"x:" + ISSUED.encode())) == "trainer"
+    assert tokens.client_of(b"Bearer made-up") is None and tokens.client_of(b"") is None
+    assert client_key({"client": ("127.0.0.5", 1), "agentgym.client": "client:trainer"}) == "client:trainer"
+    for bad, why in (({"a b": ISSUED}, "name"), ({"t": "short"}, "16"), ({"t": "server-token-xxxxxxx"}, "server"),
+                     ({"a": ISSUED, "b": ISSUED}, "same token")):
+        with pytest.raises(ConfigError, match=why):
+            ClientTokens(bad, "server-token-xxxxxxx")
+    app = create_app([SEARCH], token="server-token-xxxxxxx", client_tokens={"trainer": ISSUED})
+    with TestClient(app) as client:
+        seen = client.get("/v1/envs", headers={"Authorization": f"Bearer {ISSUED}"})
+        assert seen.status_code == 200, seen.text
+        assert client.get("/v1/envs", headers={"Authorization": "Bearer made-up"}).status_code == 401
 
 
 def _as(peer: str, app):
@@ -154,11 +192,11 @@ def test_what_counts_as_correct_is_the_servers():
 
 def test_a_real_servers_step_is_not_queued_behind_another_clients_slow_steps():
     """Over the real socket (the step is the server's plain-ASGI hot path): client A's sessions hold both env
-    threads with 4-second code steps and queue more; client B's SearchQA step from another address is served at
-    once (first-come order made it wait for A's steps)."""
+    threads with 4-second code steps and queue more; client B's SearchQA step is served at
+    once (first-come order made it wait for A's steps). B is on the same host with a token the operator issued it."""
     import httpx
 
-    with serving(SEARCH, "agentgym/MathTool-v0", "--workers", "2") as url:
+    with serving(SEARCH, "agentgym/MathTool-v0", "--workers", "2", "--client-token", f"b={ISSUED}") as url:
         stop = threading.Event()
 
         def holder() -> None:
@@ -170,7 +208,8 @@ def test_a_real_servers_step_is_not_queued_behind_another_clients_slow_steps():
                     a.post(f"/v1/sessions/{sid}/step", json={"action": "<code>import time\ntime.sleep(4)</code>"})
 
         holders = [threading.Thread(target=holder, daemon=True) for _ in range(4)]
-        with httpx.Client(base_url=url, timeout=120, transport=httpx.HTTPTransport(local_address="127.0.0.2")) as b:
+        # B runs on the same host: it is another client by the token the operator issued it, not by its address
+        with httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {ISSUED}"}) as b:
             sid = b.post("/v1/sessions", json={"env_id": SEARCH}).json()["session_id"]
             for thread in holders:
                 thread.start()

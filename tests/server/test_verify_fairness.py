@@ -32,6 +32,7 @@ SEARCH = "agentgym/SearchQA-v0"
 FLOOD = 50  # the slow client's verifications in flight at once
 A = {"Authorization": "Bearer client-a"}
 B = {"Authorization": "Bearer client-b"}
+B_ISSUED = {"Authorization": "Bearer client-b-issued-token"}  # B on the real server: a token the operator issued it
 # In-process tests tell clients apart by peer address, as the server does: this test-only wrapper gives each
 # header set a peer of its own (a made-up token changes nothing on a real server: test_clients.py).
 _PEERS = {b"Bearer client-a": "10.0.0.1", b"Bearer client-b": "10.0.0.2", b"Bearer client-c": "10.0.0.3"}
@@ -85,7 +86,8 @@ from test_verify_fairness import quick, slow
 import uvicorn
 verifiers.VERIFIERS["slow"] = slow
 verifiers.VERIFIERS["quick"] = quick
-config = uvicorn_config(create_app(["agentgym/SearchQA-v0"]), host="127.0.0.1", port=int(sys.argv[1]),
+config = uvicorn_config(create_app(["agentgym/SearchQA-v0"], client_tokens={"b": "client-b-issued-token"}),
+                        host="127.0.0.1", port=int(sys.argv[1]),
                         log_level="warning", access_log=False)
 uvicorn.Server(config).run()
 """
@@ -138,7 +140,7 @@ def _honest_client(client: httpx.Client) -> tuple[float, float]:
     steps_s = time.perf_counter() - start
     start = time.perf_counter()
     for _ in range(12):
-        verdict = _post_verify(client, B)
+        verdict = _post_verify(client, B_ISSUED)
         assert verdict.status_code == 200 and verdict.json()["correct"] is True, verdict.text
     return steps_s, time.perf_counter() - start
 
@@ -154,10 +156,10 @@ def test_one_clients_slow_verifications_leave_another_clients_work_at_its_pace(v
     client B's new session, steps and verifications take at most twice what they take alone."""
     port = str(free_port())
     url = f"http://127.0.0.1:{port}"
-    # B connects from another loopback address: a client is its peer address (A's made-up token is nothing)
+    # A and B are on one host: B is another client by the token the operator issued it (A's made-up token is
+    # nothing, nor would another loopback address be)
     with _process(_SERVER, port, log=tmp_path / "server.log") as server, \
-            httpx.Client(base_url=url, headers=B, timeout=120,
-                         transport=httpx.HTTPTransport(local_address="127.0.0.2")) as client:
+            httpx.Client(base_url=url, headers=B_ISSUED, timeout=120) as client:
         deadline = time.monotonic() + 60
         while not _up(client):
             assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()

@@ -123,11 +123,16 @@ def many_fds():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+ISSUED = "player-token-0123456789"
+
+
 def play_episode(ws_url: str) -> float:
-    """An oracle episode over the WebSocket from another address (127.0.0.2): its reward."""
+    """An oracle episode over the WebSocket as another client (a token the operator issued it; on one host, no
+    loopback address would be another client): its reward."""
     local = gym.make(SEARCH).unwrapped
     local.reset(seed=1)
-    with connect(ws_url, proxy=None, open_timeout=30, source_address=("127.0.0.2", 0)) as ws:
+    with connect(ws_url, proxy=None, open_timeout=30,
+                 additional_headers={"Authorization": f"Bearer {ISSUED}"}) as ws:
         ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
         assert json.loads(ws.recv(timeout=30))["type"] == "observation"
         done, reward = False, None
@@ -187,7 +192,8 @@ async def attack(ws_url: str) -> dict:
 
 @pytest.mark.slow
 def test_a_thousand_idle_websockets_neither_exhaust_the_server_nor_stop_other_clients(many_fds):
-    with serving_with_fd_limit(SEARCH, "--ws-idle-timeout-s", str(IDLE_S), "--max-ws-per-client", str(CAP)) as (
+    with serving_with_fd_limit(SEARCH, "--ws-idle-timeout-s", str(IDLE_S), "--max-ws-per-client", str(CAP),
+                               "--client-token", f"player={ISSUED}") as (
             url, _):
         ws_url = url.replace("http://", "ws://") + WS_PATH
         result = asyncio.run(attack(ws_url))

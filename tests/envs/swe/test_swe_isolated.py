@@ -3,6 +3,9 @@ repository's code cannot do to the verdict. A tiny repository of our own exercis
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from helpers.gates import requires_swe
 from helpers.tiny_instance import file_diff, write_files_instance
@@ -190,6 +193,26 @@ def test_a_computed_object_is_never_asked_about_a_test_value(kit):
     # their class's equality, with decoys; a test value with an object the test built likewise)
     gold = env.grade(task, task.gold["patch"]).details["comparisons"]
     assert gold["object == built"]["true"] >= 2 and gold["object order object"]["true"] >= 1, gold
+
+
+def test_a_result_handed_back_as_the_tests_own_object_is_still_a_computed_one():
+    """What the test built is told apart by the Python object its construction returned, never by the worker's
+    object number: a worker that returns a test-built object (number 5) as a function's result gives the harness
+    a plain handle, which is asked about no test value."""
+    script = (
+        "from agentgym.envs.swe.isolation import HARNESS\n"
+        "ns = {'__name__': 'harness'}\n"
+        "exec(compile(HARNESS.rstrip()[:-len('main()')], '<harness>', 'exec'), ns)\n"
+        "harness = ns['Harness'].__new__(ns['Harness'])\n"
+        "harness.handles, harness.decided = {}, {}\n"
+        "made = harness.mark_built(harness.handle_for(5, 'object', 'Version'))\n"
+        "returned = harness.handle_for(5, 'object', 'Version')\n"
+        "assert harness.is_built(made) and not harness.is_built(returned)\n"
+        "assert harness.equal_to_value(returned, '1.2.3') is False\n"
+        "assert harness.decided == {'computed == value': [1, 0]}\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_a_worker_that_exits_fails_the_tests_after_it(kit):

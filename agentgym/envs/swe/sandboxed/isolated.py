@@ -23,9 +23,11 @@ back through the same pipes. Comparisons with anything a test wrote happen here,
 repository computed is never asked about a test's value (equal to none, ordered against none), so no value a
 test compares with reaches the worker. Only two repository objects, or an object the test built itself and
 what it is compared with, are compared by the repository's own equality (a class may define what equality of
-its own objects means: that is code under test), the test-built one beside two decoys. The verdict, with the nonce, is the last line on this
-process's stdout, which the worker cannot write to: a worker that crashes, exits, hangs or lies about the
-protocol fails the tests that were waiting on it and every test after.
+its own objects means: that is code under test), the test-built one beside two decoys; what the test built is
+the Python object its construction returned (``BuiltHandle``), never told by the worker's object number. The
+verdict, with the nonce, is the last line on this process's stdout, which the worker cannot write to: a worker
+that crashes, exits, hangs or lies about the protocol fails the tests that were waiting on it and every test
+after.
 """
 
 # ---- the harness: the tests' side --------------------------------------------------------------------------
@@ -115,9 +117,6 @@ class Harness:
         self.handles, self.classes, self.refs, self.ref_ids = {}, {}, {}, {}
         #: an object the test built (by worker object number) -> the two decoys built with it
         self.decoys = {}
-        #: the worker object numbers of the objects the test built itself (a class of the repository called on
-        #: the test's values); every other object of the repository is a result the repository computed
-        self.built = set()
         #: comparisons the worker answered in a way no honest class does (equal to a decoy, both < and >=)
         self.rejected = []
         #: how the current test's comparisons of the repository's objects were decided: kind -> [false, true]
@@ -154,12 +153,19 @@ class Harness:
         return self.mark_built(result)
 
     def mark_built(self, result):
-        if isinstance(result, Handle):
-            self.built.add(object.__getattribute__(result, "_hid"))
-        return result
+        """The object the test built, as a ``BuiltHandle`` of its own: a Python object only this construction
+        returns (never cached by worker object number), so that a result the worker hands back under the same
+        number (the test's expected object returned as a computed result) is a plain ``Handle``, a computed one."""
+        if not isinstance(result, Handle):
+            return result
+        built = object.__new__(BuiltHandle)
+        for slot in ("_hid", "_meta", "_harness"):
+            object.__setattr__(built, slot, object.__getattribute__(result, slot))
+        return built
 
-    def is_built(self, handle):
-        return object.__getattribute__(handle, "_hid") in self.built
+    @staticmethod
+    def is_built(handle):
+        return type(handle) is BuiltHandle
 
     def equal(self, a, b):
         """``a == b`` for two objects of the repository: their classes' own equality, where one of them has
@@ -496,6 +502,12 @@ class Handle:
     __le__ = _order("le", "gt")
     __gt__ = _order("gt", "le")
     __ge__ = _order("ge", "lt")
+
+
+class BuiltHandle(Handle):
+    """An object the test built itself (``Harness.construct``): the one Python object its construction returned."""
+
+    __slots__ = ()
 
 
 class ModuleHandle(Handle):

@@ -186,9 +186,12 @@ def eval_cmd(
              "system_prompt with the same one).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature; 0 is greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 128,
-    concurrency: Annotated[int, typer.Option(help="Episodes run at once, for policies without a local model.")]
-    = 1,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        help="Most tokens per model turn [default: 128; with --agent: each call's own max_tokens, capped by this "
+             "when given].")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(
+        help="Episodes run at once, for policies without a local model and agents [default: 1; with --agent: "
+             "--batch-size].")] = None,
     batch_size: Annotated[int, typer.Option(help="Episodes a local model (smollm2, hf:) plays at once, "
                                                  "with one batched generation per turn.")] = 32,
     threads: Annotated[Optional[int], typer.Option(
@@ -231,6 +234,10 @@ def eval_cmd(
     = 600.0,
     allow_no_model: Annotated[bool, typer.Option(help="With --agent: an episode whose agent never called the "
                                                       "model is not an error (a scripted agent).")] = False,
+    agent_chooses_sampling: Annotated[bool, typer.Option(
+        help="With --agent: sample each call at the temperature and top_p the agent asks for. Without it the "
+             "gateway samples every call at --temperature and --top-p (as train --agent does), so --samples K "
+             "gives K real samples.")] = False,
     rescore: Annotated[Optional[Path], typer.Option(
         metavar="RESULTS", help="Score the episodes stored in RESULTS again with the envs' current verifiers (no "
                                 "model, no replay), given the run's --suite/--env and -k; writes "
@@ -250,11 +257,13 @@ def eval_cmd(
         _torch_threads(threads)
     request = EvalRequest(policy=policy, suite=suite, envs=tuple(env or ()), episodes=episodes, split=split,
                           seed=seed, model=model, system_prompt=system_prompt,
-                          sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+                          sampling=Sampling(temperature=temperature, top_p=top_p,
+                                            max_tokens=max_tokens if max_tokens is not None else 128, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
                           samples=samples, name=name, dtype=dtype, agent=agent, agent_cmd=agent_cmd,
-                          agent_timeout_s=agent_timeout, allow_no_model=allow_no_model)
+                          agent_timeout_s=agent_timeout, allow_no_model=allow_no_model,
+                          agent_chooses_sampling=agent_chooses_sampling, agent_max_tokens=max_tokens)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)
@@ -295,10 +304,24 @@ def gateway_cmd(
     threads: Annotated[Optional[int], typer.Option(help="torch threads of a local model.")] = None,
     gather_ms: Annotated[float, typer.Option(help="How long the engine keeps gathering requests into a batch "
                                                   "after the last one arrived, in milliseconds.")] = 50.0,
+    request_timeout: Annotated[float, typer.Option(help="A chat completion's limit, queued and generating, in "
+                                                        "seconds (408 past it).")] = 600.0,
+    max_body_mb: Annotated[float, typer.Option(help="The largest request body, in MB (413 past it).")] = 16.0,
+    max_open_rollouts: Annotated[int, typer.Option(help="Rollouts open at once (429 past it, after closing those "
+                                                        "idle for --rollout-idle).")] = 1024,
+    rollout_idle: Annotated[float, typer.Option(help="Seconds without a call after which an open rollout is "
+                                                     "closed when room is needed.")] = 3600.0,
 ) -> None:
     """Serve a model behind an OpenAI-compatible API that records every token: /v1/chat/completions, and one base
     URL per rollout (POST /rollouts, then /rollouts/ID/v1) whose record holds token-exact samples."""
     from agentgym.gateway.server import GatewayServer, load_gateway
+    from agentgym.gateway.service import Limits
+
+    try:
+        limits = Limits(request_s=request_timeout, body_bytes=int(max_body_mb * 2**20),
+                        open_rollouts=max_open_rollouts, idle_s=rollout_idle)
+    except ValueError as e:
+        raise ConfigError(f"{e} (agentgym gateway --help)") from None
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         # the gateway has no token yet: off this machine anyone could drive the model and step open rollouts' envs
@@ -307,7 +330,7 @@ def gateway_cmd(
     if upstream is None:
         _torch_threads(threads)
     gateway = load_gateway(model, dtype=dtype, upstream=upstream, upstream_model=model if upstream else None,
-                           gather_s=gather_ms / 1000)
+                           gather_s=gather_ms / 1000, limits=limits)
     server = GatewayServer(gateway, host=host, port=port).start()
     console.print(f"gateway for {gateway.model_name} at {server.url}/v1  (rollouts: POST {server.url}/rollouts; "
                   "Ctrl-C stops)", highlight=False, soft_wrap=True)

@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentgym.core.registry import make
@@ -30,7 +30,7 @@ from agentgym.eval.plan import PlannedEpisode
 from agentgym.gateway.agents import AgentRun, AgentSpec, AgentTask, load_agent, run_agent
 from agentgym.gateway.chat import call_text
 from agentgym.gateway.session import ToolSession
-from agentgym.policies.base import Policy
+from agentgym.policies.base import Policy, Sampling
 
 __all__ = ["AgentPolicy", "AgentRun", "AgentSpec", "AgentTask", "load_agent", "play_agent_episode", "run_agent",
            "run_agent_plan"]
@@ -43,10 +43,18 @@ class AgentPolicy(Policy):
     plays it (the gateway, served in process, and how episodes run)."""
 
     def __init__(self, spec: AgentSpec, gateway: Any, *, server: Any = None, base_url: str = "",
-                 timeout_s: float = 600.0, require_model: bool = True, concurrency: int = 8) -> None:
+                 timeout_s: float = 600.0, require_model: bool = True, concurrency: int = 8,
+                 sampling: Mapping[str, Any] | None = None) -> None:
         if timeout_s <= 0:
             raise ConfigError(f"--agent-timeout must be > 0 seconds, got {timeout_s}.")
         self.spec = spec
+        #: what the gateway samples every call at (part of each episode's key), or None where the agent chooses
+        self.sampling = None if sampling is None else Sampling(
+            temperature=sampling["temperature"], top_p=sampling["top_p"], seed=int(sampling.get("seed") or 0),
+            max_tokens=sampling.get("max_tokens") or getattr(gateway, "context_tokens", 0) or 8192)
+        #: what the gateway's model computes in, recorded on every episode (None: an upstream's, unknown here)
+        self.compute = gateway_compute(gateway)
+        self.dtype = (self.compute or {}).get("dtype")
         self.name = spec.label
         self.model = gateway.model_name
         self.gateway = gateway
@@ -60,19 +68,26 @@ class AgentPolicy(Policy):
 
     @classmethod
     def start(cls, spec: AgentSpec, model: str, *, dtype: str = "auto", upstream: str | None = None,
-              upstream_model: str | None = None, **kwargs: Any) -> AgentPolicy:
-        """Load the agent (a bad spec fails now), the gateway's model, and serve it on a free local port."""
+              upstream_model: str | None = None, sampling: Mapping[str, Any] | None = None,
+              **kwargs: Any) -> AgentPolicy:
+        """Load the agent (a bad spec fails now), the gateway's model, and serve it on a free local port.
+
+        ``sampling`` (temperature, top_p, seed; ``max_tokens`` a cap, None for none): every call is sampled at it,
+        whatever the agent asks, with a seed of its own per call; None: as each call asks."""
         from agentgym.gateway.server import GatewayServer, load_gateway
 
         if spec.target is not None:
             load_agent(spec.target)
-        gateway = load_gateway(model, dtype=dtype, upstream=upstream, upstream_model=upstream_model)
+        forced = None if sampling is None else {
+            "temperature": sampling["temperature"], "top_p": sampling["top_p"], "seed": None,
+            **({"max_tokens": sampling["max_tokens"]} if sampling.get("max_tokens") else {})}
+        gateway = load_gateway(model, dtype=dtype, upstream=upstream, upstream_model=upstream_model, sampling=forced)
         try:
             server = GatewayServer(gateway).start()
         except BaseException:
             gateway.close()
             raise
-        return cls(spec, gateway, server=server, **kwargs)
+        return cls(spec, gateway, server=server, sampling=sampling, **kwargs)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         raise ConfigError("An agent plays through eval --agent (run_agent_plan), not act().")
@@ -175,7 +190,35 @@ def _result(planned: PlannedEpisode, key: str, policy: AgentPolicy, session: Too
                "rollout_id": rollout.id if rollout is not None else None, "rollout": summary},
         **{**provenance(planned.env_id, policy),
            "prompt_tokens": sum(len(c.prompt_ids) for c in (rollout.calls if rollout is not None else [])),
-           "completion_tokens": int(summary.get("sampled_tokens", 0))})
+           "completion_tokens": int(summary.get("sampled_tokens", 0)),
+           "sampling": sampled(policy, rollout), "compute": policy.compute})
+
+
+def sampled(policy: AgentPolicy, rollout: Any) -> dict[str, Any]:
+    """What an agent episode's calls were sampled at, and who chose it: ``by`` is ``command`` (the gateway applied
+    the command's settings to every call) or ``agent``; the settings (temperature, top_p, max_tokens, n, seed,
+    stop) as one dict where every call had the same, else ``calls``, one dict per call in order."""
+    calls = [dict(c.sampling) for c in (rollout.calls if rollout is not None else [])]
+    by = "agent" if policy.sampling is None else "command"
+    if not calls:
+        return {"by": by, **(policy.sampling.as_dict() if policy.sampling is not None else {})}
+    if all(c == calls[0] for c in calls):
+        return {"by": by, **calls[0]}
+    return {"by": by, "calls": calls}
+
+
+def gateway_compute(gateway: Any) -> dict[str, Any] | None:
+    """What a gateway's own model computes in (``kernel``, ``dtype``, the engine's ``max_rows``), as a local model's
+    batched episodes record it; None for a gateway passing calls to an upstream."""
+    generator = getattr(getattr(gateway, "engine", None), "generator", None)
+    model = getattr(generator, "model", None)
+    if model is None or not hasattr(model, "parameters"):
+        return None
+    from agentgym.lm.compute import kernel_path
+
+    parameter = next(model.parameters())
+    return {"kernel": kernel_path(str(parameter.device)), "dtype": str(parameter.dtype).removeprefix("torch."),
+            "engine": "gateway", "max_rows": getattr(gateway.engine, "max_rows", None)}
 
 
 def run_agent_plan(todo: Sequence[tuple[PlannedEpisode, str]], *, spec: AgentSpec, gateway: Any, base_url: str,

@@ -51,7 +51,8 @@ class EvalRequest:
     #: a model policy's system message (a recipe trained with one is evaluated with it)
     system_prompt: str | None = None
     sampling: Sampling = Sampling()
-    concurrency: int = 1
+    #: episodes at once on threads (``--concurrency``); None: 1, and an agent's ``batch_size``
+    concurrency: int | None = None
     batch_size: int = 32
     remote: str | None = None
     ray: str | None = None
@@ -72,13 +73,17 @@ class EvalRequest:
     agent_timeout_s: float = 600.0
     #: an agent episode that never called the model is not an error (a scripted agent: ``--allow-no-model``)
     allow_no_model: bool = False
+    #: an agent samples each call as it asks (``--agent-chooses-sampling``); else at ``sampling``'s temperature and
+    #: top_p, each call's max_tokens capped by ``agent_max_tokens`` when set (``--max-tokens`` given)
+    agent_chooses_sampling: bool = False
+    agent_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
             raise ConfigError(f"--episodes must be >= 1, got {self.episodes}.")
         if self.samples < 1:
             raise ConfigError(f"--samples must be >= 1 (rollouts per task), got {self.samples}.")
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
         if self.batch_size < 1:
             raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}.")
@@ -113,6 +118,16 @@ class EvalRequest:
 
         return AgentSpec(target=self.agent, command=self.agent_cmd)
 
+    @property
+    def agent_sampling(self) -> dict[str, Any] | None:
+        """What an agent's gateway samples every call at: the command's temperature, top_p and seed, and
+        ``max_tokens`` a cap on each call's own (None: no cap); None where the agent chooses
+        (``--agent-chooses-sampling``)."""
+        if self.agent_chooses_sampling:
+            return None
+        return {"temperature": self.sampling.temperature, "top_p": self.sampling.top_p, "seed": self.sampling.seed,
+                "max_tokens": self.agent_max_tokens}
+
     def make_policy(self) -> Policy:
         spec = self.agent_spec
         if spec is not None:
@@ -122,7 +137,7 @@ class EvalRequest:
             return AgentPolicy.start(spec, self.policy if upstream is None else (self.model or "upstream"),
                                      dtype=self.dtype, upstream=upstream, upstream_model=self.model,
                                      timeout_s=self.agent_timeout_s, require_model=not self.allow_no_model,
-                                     concurrency=self.concurrency if self.concurrency > 1 else self.batch_size)
+                                     concurrency=self.concurrency or self.batch_size, sampling=self.agent_sampling)
         return make_policy(self.policy, seed=self.seed, sampling=self.sampling, model=self.model,
                            system_prompt=self.system_prompt, dtype=self.dtype)
 
@@ -350,7 +365,19 @@ def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, i
         console.print(f"[yellow]{path}: {stale} stored episodes are of another model under the name {name}, or "
                       f"predate fingerprints (fingerprint now {identity}); starting fresh.[/yellow]",
                       highlight=False, soft_wrap=True)
-    if request.samples > 1 and request.sampling.temperature == 0 and identity is not None:
+    forced = request.agent_sampling if request.agent_spec is not None else None
+    if request.agent_spec is not None:
+        cap = (f"each call's max_tokens capped at {forced['max_tokens']}" if forced and forced["max_tokens"] else
+               "max_tokens as each call asks")
+        console.print(f"Agent sampling: every call at temperature {request.sampling.temperature}, top_p "
+                      f"{request.sampling.top_p}, {cap} (the command's; --agent-chooses-sampling lets the agent "
+                      "choose)" if forced else "Agent sampling: as each call asks (--agent-chooses-sampling); each "
+                      "record's sampling says what it was", highlight=False, soft_wrap=True)
+    if request.samples > 1 and request.agent_chooses_sampling and request.agent_spec is not None:
+        console.print(f"[yellow]--samples {request.samples} with --agent-chooses-sampling: an agent that asks for "
+                      "temperature 0 plays each task's samples alike; the summary says if they all were.[/yellow]",
+                      highlight=False, soft_wrap=True)
+    elif request.samples > 1 and request.sampling.temperature == 0 and identity is not None:
         console.print(f"[yellow]--samples {request.samples} at temperature 0: a model's samples of a task will "
                       "mostly be the same; pass --temperature for pass@k to mean something.[/yellow]",
                       highlight=False, soft_wrap=True)
@@ -416,7 +443,7 @@ def _run(request: EvalRequest, plan: Sequence[PlannedEpisode], path: Path, polic
                                remote=request.remote, fingerprint=fingerprint,
                                results_path=path, on_episode=on_episode, stop=stop)
     policies = iter([policy])
-    return run_plan(plan, lambda: next(policies, None) or request.make_policy(), concurrency=request.concurrency,
+    return run_plan(plan, lambda: next(policies, None) or request.make_policy(), concurrency=request.concurrency or 1,
                     batch_size=request.batch_size, remote=request.remote, results_path=path,
                     on_episode=on_episode, stop=stop, retry_errors=request.retry_errors, on_progress=on_progress,
                     fingerprint=fingerprint)
@@ -449,9 +476,20 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",
                       f"{s['mean_reward']:.2f}±{half:.2f}", *at_k, f"{s['mean_turns']:.1f}", str(s["errors"]))
     excluded = sum(s["errors"] for s in summaries.values())
-    if excluded:
-        table.caption = f"success and reward exclude {excluded} errored episodes"
+    notes = [f"success and reward exclude {excluded} errored episodes"] if excluded else []
+    if k > 1 and results and all(_greedy(r.sampling) for r in results):
+        notes.append(f"every call was greedy (temperature 0): pass@{k} and mean@{k} count copies")
+    if notes:
+        table.caption = "; ".join(notes)
     return table, summaries
+
+
+def _greedy(sampling: Any) -> bool:
+    """Whether an episode's recorded sampling (one dict, or an agent's ``calls``) was greedy throughout."""
+    if not isinstance(sampling, dict):
+        return False
+    calls = sampling.get("calls") if isinstance(sampling.get("calls"), list) else [sampling]
+    return all(isinstance(c, dict) and c.get("temperature") == 0 for c in calls)
 
 
 def _maybe(x: float | None) -> str:

@@ -14,7 +14,9 @@ mistake and a reason that says what to do.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,8 +33,21 @@ def _error(error: GatewayError) -> Any:
     return JSONResponse(error.body(), status_code=error.status)
 
 
-async def _body(request: Any) -> Any:
-    raw = await request.body()
+async def _body(request: Any, limit: int) -> Any:
+    """The request's JSON body; past ``limit`` bytes a 413, read no further (announced or streamed)."""
+    declared = request.headers.get("content-length")
+    too_big = GatewayError(413, f"The body is larger than this gateway takes ({limit} bytes): send less (a long "
+                           "history can be summarised), or raise the limit (agentgym gateway --max-body-mb).",
+                           code="body_too_large")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
         return json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError) as e:
@@ -93,8 +108,29 @@ def create_app(gateway: Gateway, *, mcp: Any = None, threads: int = 256) -> Any:
         return JSONResponse(gateway.models())
 
     async def chat(request: Request) -> Any:
-        body = await _body(request)
-        response = await blocking(gateway.chat, body, rollout_id(request))
+        body = await _body(request, gateway.limits.body_bytes)
+        gone = threading.Event()
+
+        async def watch() -> None:  # a client that went away cancels its request (its rows leave the batch)
+            while not await request.is_disconnected():
+                await anyio.sleep(0.2)
+            gone.set()
+
+        outcome: list[Any] = []
+
+        async def answer(group: Any) -> None:
+            try:
+                outcome.append(await blocking(functools.partial(gateway.chat, body, rollout_id(request), gone=gone)))
+            except BaseException as e:  # noqa: BLE001 - raised below, outside the task group (not as a group)
+                outcome.append(e)
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            group.start_soon(answer, group)
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        response = outcome[0]
         if isinstance(body, dict) and body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return StreamingResponse(_sse(response, usage), media_type="text/event-stream")
@@ -104,7 +140,7 @@ def create_app(gateway: Gateway, *, mcp: Any = None, threads: int = 256) -> Any:
         return f"{str(request.base_url).rstrip('/')}/rollouts/{rid}/v1"
 
     async def create(request: Request) -> Any:
-        body = await _body(request) or {}
+        body = await _body(request, gateway.limits.body_bytes) or {}
         if not isinstance(body, dict) or set(body) - {"id", "metadata"}:
             raise GatewayError(400, "POST /rollouts takes an optional JSON object {'id': str, 'metadata': {...}}.")
         if body.get("metadata") is not None and not isinstance(body["metadata"], dict):
@@ -123,7 +159,7 @@ def create_app(gateway: Gateway, *, mcp: Any = None, threads: int = 256) -> Any:
 
     async def call_tool(request: Request) -> Any:
         session = gateway.session(rollout_id(request))  # type: ignore[arg-type]
-        body = await _body(request)
+        body = await _body(request, gateway.limits.body_bytes)
         if not isinstance(body, dict) or not isinstance(body.get("name"), str):
             raise GatewayError(400, "POST /rollouts/{id}/tools/call takes {'name': str, 'arguments': {...}}.",
                                param="name")

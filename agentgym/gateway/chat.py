@@ -249,11 +249,25 @@ def parse_output(text: str, *, tools: bool, truncated: bool) -> Output:
     return Output(content or (None if calls else ""), tuple(calls), reason)
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same JSON value: Python's ``==`` also holds ``1 == True == 1.0``, and an agent
+    that changed a tool call's argument from ``1`` to ``true`` changed what the model wrote. Objects compare
+    whatever their key order."""
+    if a != b:
+        return False
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
 def same_assistant(sent: Mapping[str, Any], returned: Output) -> bool:
-    """Whether the agent's assistant message ``sent`` (normalized) is the turn the gateway returned."""
+    """Whether the agent's assistant message ``sent`` (normalized) is the turn the gateway returned: the same
+    content and the same tool calls, their arguments the same JSON."""
     if sent.get("role") != "assistant":
         return False
     calls = tuple((c["name"], c["arguments"]) for c in sent.get("tool_calls") or ())
-    if calls != returned.tool_calls:
+    if not same_json(calls, returned.tool_calls):
         return False
     return (sent.get("content") or "").strip() == (returned.content or "").strip()

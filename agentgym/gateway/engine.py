@@ -1,16 +1,20 @@
 """The gateway's batching engine: chat requests from many agents become one batched generation.
 
 One thread owns the generator (the default local model's ``TransformersGenerator``, any local HF model's, or
-``VLLMGenerator`` on a GPU). Requests queue; the engine takes what is waiting, and keeps gathering while more
-arrive (a gap of ``gather_s`` ends the gathering) or until every open rollout has a request in (the lockstep the
-built-in loop has), then runs one ``generate`` per sampling setting. Rows are ordered by rollout, so a rollout's
-next call extends its own row of the previous batch and reuses its KV cache.
+``VLLMGenerator`` on a GPU). Requests queue; when nothing is being generated the engine takes what is waiting, and
+keeps gathering while more arrive (a gap of ``gather_s`` ends the gathering) or until every open rollout has a
+request in (the lockstep the built-in loop has). Generation runs in chunks of ``chunk_tokens``: between chunks,
+requests that arrived join the batch, a cancelled request's rows (its client went away, or it ran past its time
+limit) leave it, and finished requests are answered. So one long request never holds a short one for longer than a
+chunk, and a batch that started with one row does not stay one row. Rows are ordered by rollout, so a rollout's
+next call (and a row's next chunk) extends its own row of the previous batch and reuses its KV cache.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import itertools
 import logging
 import queue
 import threading
@@ -21,9 +25,16 @@ from typing import Any
 
 from agentgym.lm.generation import Generator, Turn, _seed
 
-__all__ = ["Engine", "Request"]
+__all__ = ["Cancelled", "Engine", "Request"]
 
 log = logging.getLogger(__name__)
+
+#: the window a stop string is looked for in, in ids (the generator's own)
+_STOP_WINDOW = 24
+
+
+class Cancelled(Exception):
+    """The request was cancelled (its client went away, or it ran past its time limit) before it finished."""
 
 
 @dataclass
@@ -40,30 +51,58 @@ class Request:
     #: (rollout's creation number, call number): rows of one rollout keep their place batch after batch
     order: tuple[int, int]
     future: concurrent.futures.Future[list[Turn]] = field(default_factory=concurrent.futures.Future)
+    #: set to have the engine drop the request: queued, it never runs; running, its rows leave at the next chunk
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    #: its rows while the engine generates them
+    rows: list[_Row] = field(default_factory=list, init=False, repr=False)
 
     @property
-    def setting(self) -> tuple[float, float, int]:
-        return (self.temperature, self.top_p, self.max_tokens)
+    def setting(self) -> tuple[float, float]:
+        return (self.temperature, self.top_p)
+
+
+@dataclass
+class _Row:
+    """One row of a request being generated: what it sampled so far."""
+
+    request: Request
+    k: int
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] | None = field(default_factory=list)
+    ended: bool = False
+    stopped: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.ended or self.stopped or len(self.ids) >= self.request.max_tokens
+
+    def turn(self) -> Turn:
+        return Turn(ids=list(self.ids), ended=self.ended, stopped=self.stopped, logprobs=self.logprobs)
 
 
 class Engine:
-    """Runs queued requests through ``generator`` in batches on one thread."""
+    """Runs queued requests through ``generator`` in batches, chunk by chunk, on one thread."""
 
     def __init__(self, generator: Generator, *, gather_s: float = 0.05, max_wait_s: float = 2.0,
                  max_rows: int = 64, expected: Callable[[], int] | None = None,
-                 context: Callable[[], Any] | None = None) -> None:
+                 context: Callable[[], Any] | None = None, chunk_tokens: int = 64) -> None:
+        if chunk_tokens < 1:
+            raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}.")
         self.generator = generator
         self.tokenizer = generator.tokenizer
         self.gather_s = gather_s
         self.max_wait_s = max_wait_s
         self.max_rows = max_rows
+        #: ids generated per row before the batch is open to new requests and cancellations again
+        self.chunk_tokens = chunk_tokens
         #: how many requests to wait for before starting a batch (open rollouts); None: gather by time only
         self.expected = expected
         #: a context manager around each generation (the trainer's bf16 autocast: it is per thread)
         self.context = context or contextlib.nullcontext
-        self.stats = {"batches": 0, "rows": 0, "generate_s": 0.0}
+        self.stats = {"batches": 0, "rows": 0, "generate_s": 0.0, "chunks": 0, "cancelled": 0}
         self._queue: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
         self._closed = threading.Event()
+        self._chunk = itertools.count()
         self._thread = threading.Thread(target=self._run, name="agentgym-gateway-engine", daemon=True)
         self._thread.start()
 
@@ -73,6 +112,11 @@ class Engine:
         else:
             self._queue.put(request)
         return request.future
+
+    def cancel(self, request: Request) -> None:
+        """Drop ``request``: its future fails with :class:`Cancelled` at the next chunk boundary (or at once, where
+        it already finished it keeps its result)."""
+        request.cancelled.set()
 
     def close(self) -> None:
         self._closed.set()
@@ -98,45 +142,133 @@ class Engine:
             batch.append(item)
         return batch
 
+    def _arrived(self) -> list[Request] | None:
+        """Whatever is queued now, without waiting; None once the engine is closing."""
+        out: list[Request] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return out
+            if item is None:
+                self._queue.put(None)
+                return None if not out else out
+            out.append(item)
+
     def _run(self) -> None:
+        running: list[_Row] = []
+        waiting: list[Request] = []  # arrived while the batch was full: they join as rows finish
         while not self._closed.is_set():
-            first = self._queue.get()
-            if first is None:
-                break
-            batch = self._gather(first)
-            groups: dict[tuple[float, float, int], list[Request]] = {}
-            for request in sorted(batch, key=lambda r: r.order):
-                groups.setdefault(request.setting, []).append(request)
+            if not running and not waiting:
+                first = self._queue.get()
+                if first is None:
+                    break
+                waiting.extend(self._gather(first))
+            else:
+                arrived = self._arrived()
+                if arrived is None and self._closed.is_set():
+                    break
+                waiting.extend(arrived or [])
+            running = [row for row in running if not self._dropped(row.request)]
+            waiting = [r for r in waiting if not self._dropped(r)]
+            rows = len(running)
+            while waiting and (rows + waiting[0].n <= self.max_rows or rows == 0):
+                request = waiting.pop(0)
+                request.rows = [_Row(request, k) for k in range(request.n)]
+                running.extend(request.rows)
+                rows += request.n
+            if not running:
+                continue
+            running.sort(key=lambda row: (row.request.order, row.k))
+            groups: dict[tuple[float, float], list[_Row]] = {}
+            for row in running:
+                groups.setdefault(row.request.setting, []).append(row)
             for group in groups.values():
                 self._generate(group)
+            running = [row for row in running if not self._finish(row)]
+        for row in running:
+            self._fail(row.request, RuntimeError("The gateway's engine is closed."))
+        for request in waiting:
+            self._fail(request, RuntimeError("The gateway's engine is closed."))
         while True:  # whatever is still queued fails rather than hangs
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if item is not None and not item.future.done():
-                item.future.set_exception(RuntimeError("The gateway's engine is closed."))
+            if item is not None:
+                self._fail(item, RuntimeError("The gateway's engine is closed."))
 
-    def _generate(self, group: Sequence[Request]) -> None:
-        first = group[0]
-        contexts = [r.prompt_ids for r in group for _ in range(r.n)]
-        stops = [r.stops for r in group for _ in range(r.n)]
+    def _dropped(self, request: Request) -> bool:
+        if request.future.done():
+            return True
+        if request.cancelled.is_set():
+            self.stats["cancelled"] += 1
+            self._fail(request, Cancelled("The request was cancelled."))
+            return True
+        return False
+
+    @staticmethod
+    def _fail(request: Request, error: BaseException) -> None:
+        if not request.future.done():
+            request.future.set_exception(error)
+
+    def _finish(self, row: _Row) -> bool:
+        """Whether ``row`` leaves the batch: its request failed, or every row of it is done (then it is answered)."""
+        request = row.request
+        if request.future.done():
+            return True
+        if not row.done:
+            return False
+        if all(r.done for r in request.rows):
+            request.future.set_result([r.turn() for r in request.rows])
+            return True
+        return False
+
+    def _generate(self, group: Sequence[_Row]) -> None:
+        first = group[0].request
+        contexts = [[*row.request.prompt_ids, *row.ids] for row in group]
+        stops = [row.request.stops for row in group]
+        limits = [min(self.chunk_tokens, row.request.max_tokens - len(row.ids)) for row in group]
         generator: Any = self.generator
         generator.temperature, generator.top_p = first.temperature, first.top_p
         start = time.perf_counter()
         try:
             with self.context():
-                turns = generator.generate(contexts, stops=stops, max_new_tokens=first.max_tokens,
-                                           seed=_seed("gateway", *(r.seed for r in group)))
+                turns = generator.generate(contexts, stops=stops,
+                                           max_new_tokens=limits[0] if len(set(limits)) == 1 else limits,
+                                           seed=_seed("gateway", next(self._chunk),
+                                                      *(row.request.seed for row in group)))
         except BaseException as e:  # noqa: BLE001 - the model's failure fails these requests, not the engine
             log.exception("generation failed for a batch of %d rows", len(contexts))
-            for request in group:
-                request.future.set_exception(e)
+            for row in group:
+                self._fail(row.request, e)
             return
-        self.stats["batches"] += 1
-        self.stats["rows"] += len(contexts)
+        # a batch: a generation that started rows (others may go on in it); chunks: every generation
+        started = sum(not row.ids and row.k == 0 for row in group)
+        self.stats["chunks"] += 1
+        self.stats["batches"] += bool(started)
+        self.stats["rows"] += sum(not row.ids for row in group)
         self.stats["generate_s"] += time.perf_counter() - start
-        k = 0
-        for request in group:
-            request.future.set_result(list(turns[k:k + request.n]))
-            k += request.n
+        for row, turn in zip(group, turns):
+            before = len(row.ids)
+            row.ids.extend(turn.ids)
+            if row.logprobs is not None:
+                row.logprobs = [*row.logprobs, *turn.logprobs] if turn.logprobs is not None else None
+            row.ended, row.stopped = turn.ended, turn.stopped
+            if before and row.request.stops and not (row.ended or row.stopped):
+                self._stop_across(row, before)
+
+    def _stop_across(self, row: _Row, before: int) -> None:
+        """A stop string that spans two chunks (the generator looked within this chunk's ids only): the row stops
+        at the id that completed it, as the generator would have."""
+        decode = self.tokenizer.decode
+        if not any(s in decode(row.ids[max(0, before - _STOP_WINDOW):before + _STOP_WINDOW])
+                   for s in row.request.stops):
+            return
+        for end in range(before + 1, min(len(row.ids), before + _STOP_WINDOW) + 1):
+            if any(s in decode(row.ids[max(0, end - _STOP_WINDOW):end]) for s in row.request.stops):
+                del row.ids[end:]
+                if row.logprobs is not None:
+                    del row.logprobs[end:]
+                row.stopped = True
+                return

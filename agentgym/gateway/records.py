@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.gateway.chat import Output, same_assistant
+from agentgym.gateway.chat import Output, same_assistant, same_json
 
 __all__ = ["Call", "Choice", "Rollout"]
 
@@ -78,7 +78,11 @@ class Rollout:
         self.metadata = dict(metadata or {})
         self.calls: list[Call] = []
         self.created = time.time()
+        #: when a call last used it (``time.monotonic``): an idle one is closed when the gateway needs room
+        self.touched = time.monotonic()
         self.closed = False
+        #: closed by the gateway for being idle, not by its owner
+        self.expired = False
         #: set by the first chat request on the rollout (before the model runs)
         self.requested = threading.Event()
         self._lock = threading.Lock()
@@ -91,7 +95,8 @@ class Rollout:
             calls = list(self.calls)
         for call in reversed(calls):
             k = len(call.messages)
-            if len(messages) <= k or call.tools != list(tools) or list(messages[:k]) != call.messages:
+            if (len(messages) <= k or not same_json(call.tools, list(tools))
+                    or not same_json(list(messages[:k]), call.messages)):
                 continue
             for c, choice in enumerate(call.choices):
                 if same_assistant(messages[k], choice.output):

@@ -5,12 +5,13 @@ foreground)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.gateway import GATEWAY_INSTALL
 from agentgym.gateway.engine import Engine
-from agentgym.gateway.service import Gateway
+from agentgym.gateway.service import Gateway, Limits
 from agentgym.policies.base import Sampling
 
 __all__ = ["GATEWAY_INSTALL", "GatewayServer", "load_gateway"]
@@ -18,9 +19,13 @@ __all__ = ["GATEWAY_INSTALL", "GatewayServer", "load_gateway"]
 
 def load_gateway(model: str = "smollm2", *, dtype: str = "auto", upstream: str | None = None,
                  upstream_model: str | None = None, api_key: str | None = None, gather_s: float = 0.05,
-                 max_rows: int = 64, default_max_tokens: int = 512) -> Gateway:
+                 max_rows: int = 64, default_max_tokens: int = 512,
+                 sampling: Mapping[str, Any] | None = None, limits: Limits | None = None) -> Gateway:
     """A gateway serving ``model`` (``smollm2``, ``hf:<path or cached id>``, ``vllm:<id>`` on a GPU) from this
-    process, or passing every call through to ``upstream`` (an OpenAI-compatible base URL; text-only records)."""
+    process, or passing every call through to ``upstream`` (an OpenAI-compatible base URL; text-only records).
+
+    ``sampling``: what every call samples at in place of what it asks (temperature, top_p, seed; ``max_tokens`` a
+    cap on the call's own), as ``train --agent`` and ``eval --agent`` set it (an upstream is sent them)."""
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -30,7 +35,8 @@ def load_gateway(model: str = "smollm2", *, dtype: str = "auto", upstream: str |
         from agentgym.gateway.upstream import Upstream
 
         return Gateway(model_name=upstream_model or model, upstream=Upstream(upstream, api_key=api_key,
-                                                                             model=upstream_model))
+                                                                             model=upstream_model),
+                       sampling=sampling, limits=limits)
     if model.startswith("vllm:"):
         generator, tokenizer, context = _vllm_generator(model.removeprefix("vllm:"))
     else:
@@ -45,7 +51,8 @@ def load_gateway(model: str = "smollm2", *, dtype: str = "auto", upstream: str |
         generator = TransformersGenerator(weights, tokenizer, logprobs=True)
         context = int(getattr(weights.config, "max_position_embeddings", 0) or 8192)
     engine = Engine(generator, gather_s=gather_s, max_rows=max_rows)
-    return Gateway(model_name=model, engine=engine, default_max_tokens=default_max_tokens, context_tokens=context)
+    return Gateway(model_name=model, engine=engine, default_max_tokens=default_max_tokens, context_tokens=context,
+                   sampling=sampling, limits=limits)
 
 
 def _vllm_generator(name: str) -> tuple[Any, Any, int]:

@@ -8,7 +8,9 @@ the request is passed through instead and recorded as text only.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
+import json
 import secrets
 import threading
 import time
@@ -22,10 +24,29 @@ from agentgym.gateway.records import Call, Choice, Rollout
 from agentgym.gateway.session import ToolSession
 from agentgym.lm.generation import _seed
 
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "Limits"]
 
 _ROLLOUT_ID_CHARS = 64
 MAX_N = 16
+
+
+class Limits:
+    """What one gateway holds at most; each limit answers a 4xx that names it (defaults sized for one machine).
+
+    ``open_rollouts``: rollouts open at once (429 past it, after closing those idle for ``idle_s``);
+    ``closed_records``: closed rollouts whose records stay readable (the oldest are forgotten);
+    ``metadata_bytes``: a rollout's metadata as JSON (413); ``body_bytes``: a request body (413, read no further);
+    ``request_s``: a chat completion's wait and generation (408; its rows leave the batch)."""
+
+    def __init__(self, *, open_rollouts: int = 1024, idle_s: float = 3600.0, closed_records: int = 1024,
+                 metadata_bytes: int = 65536, body_bytes: int = 16 * 2**20, request_s: float = 600.0) -> None:
+        for name, value in (("open_rollouts", open_rollouts), ("idle_s", idle_s), ("closed_records", closed_records),
+                            ("metadata_bytes", metadata_bytes), ("body_bytes", body_bytes),
+                            ("request_s", request_s)):
+            if value < (0 if name == "closed_records" else 1e-9):
+                raise ValueError(f"The gateway's {name} limit must be > 0, got {value}.")
+        self.open_rollouts, self.idle_s, self.closed_records = open_rollouts, idle_s, closed_records
+        self.metadata_bytes, self.body_bytes, self.request_s = metadata_bytes, body_bytes, request_s
 
 
 def _number(body: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
@@ -65,7 +86,7 @@ class Gateway:
 
     def __init__(self, *, model_name: str, engine: Engine | None = None, upstream: Any = None,
                  default_max_tokens: int = 512, context_tokens: int = 8192,
-                 sampling: Mapping[str, Any] | None = None) -> None:
+                 sampling: Mapping[str, Any] | None = None, limits: Limits | None = None) -> None:
         if (engine is None) == (upstream is None):
             raise ValueError("A gateway needs exactly one backend: engine= (a local model) or upstream=.")
         self.model_name = model_name
@@ -76,7 +97,10 @@ class Gateway:
         self.context_tokens = context_tokens
         #: the trainer's sampling (temperature, top_p; max_tokens a cap) in place of what each request asks
         self.forced = dict(sampling or {})
+        self.limits = limits or Limits()
         self.rollouts: dict[str, Rollout] = {}
+        #: closed rollouts' ids, oldest first: past ``limits.closed_records`` their records are forgotten
+        self._closed: dict[str, None] = {}
         self.sessions: dict[str, ToolSession] = {}
         self._order: dict[str, int] = {}
         self._count = itertools.count()
@@ -95,7 +119,19 @@ class Gateway:
         if not (0 < len(rollout_id) <= _ROLLOUT_ID_CHARS and all(c.isalnum() or c in "-_." for c in rollout_id)):
             raise GatewayError(400, f"A rollout id is 1 to {_ROLLOUT_ID_CHARS} letters, digits, '-', '_' or '.'; "
                                f"got {rollout_id!r}.", param="id")
+        size = len(json.dumps(dict(metadata or {}), default=repr).encode())
+        if size > self.limits.metadata_bytes:
+            raise GatewayError(413, f"The rollout's metadata is {size} bytes as JSON; this gateway keeps at most "
+                               f"{self.limits.metadata_bytes}: keep ids and labels there, not data.",
+                               param="metadata", code="metadata_too_large")
+        if self.open_rollouts() >= self.limits.open_rollouts:
+            self._expire_idle()
         with self._lock:
+            if sum(not r.closed for r in self.rollouts.values()) >= self.limits.open_rollouts:
+                raise GatewayError(429, f"{self.limits.open_rollouts} rollouts are open, the most this gateway "
+                                   "holds: close finished ones (DELETE /rollouts/ID); one idle for "
+                                   f"{self.limits.idle_s:g} s is closed for you.", code="too_many_rollouts",
+                                   kind="rate_limit_error")
             if rollout_id in self.rollouts:
                 raise GatewayError(409, f"A rollout {rollout_id!r} exists already.", param="id",
                                    code="rollout_exists")
@@ -105,6 +141,16 @@ class Gateway:
             if session is not None:
                 self.sessions[rollout_id] = session
         return rollout
+
+    def _expire_idle(self) -> None:
+        """Close the open rollouts no call touched for ``limits.idle_s`` (a later call on one is a 404 that says
+        why)."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [r.id for r in self.rollouts.values() if not r.closed and now - r.touched > self.limits.idle_s]
+        for rollout_id in idle:
+            self.rollouts[rollout_id].expired = True
+            self.close_rollout(rollout_id)
 
     def rollout(self, rollout_id: str) -> Rollout:
         with self._lock:
@@ -116,7 +162,7 @@ class Gateway:
         return rollout
 
     def session(self, rollout_id: str) -> ToolSession:
-        self.rollout(rollout_id)
+        self.rollout(rollout_id).touched = time.monotonic()
         with self._lock:
             session = self.sessions.get(rollout_id)
         if session is None:
@@ -133,6 +179,14 @@ class Gateway:
             session = self.sessions.pop(rollout_id, None)
             if forget:
                 self.rollouts.pop(rollout_id, None)
+                self._closed.pop(rollout_id, None)
+            else:
+                self._closed[rollout_id] = None
+                while len(self._closed) > self.limits.closed_records:
+                    oldest = next(iter(self._closed))
+                    del self._closed[oldest]
+                    self.rollouts.pop(oldest, None)
+                    self._order.pop(oldest, None)
         if session is not None:
             session.close()
         return rollout
@@ -142,15 +196,20 @@ class Gateway:
         return {"object": "list", "data": [{"id": self.model_name, "object": "model", "created": 0,
                                             "owned_by": "agentgym"}]}
 
-    def chat(self, body: Any, rollout_id: str | None = None) -> dict[str, Any]:
-        """One chat completion (blocking); ``rollout_id``: record it on that rollout."""
+    def chat(self, body: Any, rollout_id: str | None = None, *,
+             gone: threading.Event | None = None) -> dict[str, Any]:
+        """One chat completion (blocking); ``rollout_id``: record it on that rollout. ``gone``: set when the client
+        went away (the request leaves the engine's batch, and nothing is recorded)."""
         if not isinstance(body, Mapping):
             raise GatewayError(400, "The body must be a JSON object (OpenAI's chat completion request).")
         rollout = self.rollout(rollout_id) if rollout_id is not None else None
         if rollout is not None and rollout.closed:
-            raise GatewayError(404, f"Rollout {rollout_id!r} is closed: its episode is over.", param="rollout",
+            why = (f"it was idle for more than {self.limits.idle_s:g} s and this gateway needed room"
+                   if rollout.expired else "its episode is over")
+            raise GatewayError(404, f"Rollout {rollout_id!r} is closed: {why}.", param="rollout",
                                code="rollout_closed", kind="not_found_error")
         if rollout is not None:
+            rollout.touched = time.monotonic()
             rollout.requested.set()
         model = body.get("model")
         if model is not None and model != self.model_name:
@@ -174,6 +233,10 @@ class Gateway:
                             **({"max_tokens": min(sampling["max_tokens"], cap)} if cap else {}))
         started = time.perf_counter()
         if self.upstream is not None:
+            if self.forced:  # the upstream samples at the forced settings too, and its record says so
+                body = {k: v for k, v in body.items() if k not in ("seed", "max_completion_tokens")}
+                body.update({k: sampling[k] for k in ("temperature", "top_p", "max_tokens")},
+                            **({"seed": sampling["seed"]} if sampling["seed"] is not None else {}))
             return self.upstream.chat(self, body, rollout, messages, tools, started)
         call = self._prompt(rollout, messages, tools, sampling)
         request = Request(call.prompt_ids, n=sampling["n"], stops=tuple(sampling["stop"]),
@@ -181,10 +244,7 @@ class Gateway:
                           top_p=sampling["top_p"], seed=sampling["seed"] if sampling["seed"] is not None else
                           _seed(rollout_id, len(rollout.calls) if rollout else 0, time.monotonic_ns()),
                           order=(self._order.get(rollout_id or "", -1), len(rollout.calls) if rollout else 0))
-        try:
-            turns = self.engine.submit(request).result()  # type: ignore[union-attr]
-        except Exception as e:  # noqa: BLE001 - the model failed: a 500 in OpenAI's shape
-            raise GatewayError(500, f"The model failed: {type(e).__name__}: {e}", kind="server_error") from e
+        turns = self._wait(request, gone)
         for k, turn in enumerate(turns):
             text = self.tokenizer.decode(turn.ids, skip_special_tokens=True)
             text = _cut_at_stop(text, request.stops) if turn.stopped else text
@@ -198,6 +258,28 @@ class Gateway:
         if rollout is not None:
             rollout.add(call)
         return self._response(call, rollout_id, logprobs=bool(body.get("logprobs")))
+
+    def _wait(self, request: Request, gone: threading.Event | None) -> list[Any]:
+        """The request's turns; it is cancelled once its client is gone or it ran past ``limits.request_s``."""
+        engine: Engine = self.engine  # type: ignore[assignment]
+        future = engine.submit(request)
+        deadline = time.monotonic() + self.limits.request_s
+        while True:
+            try:
+                return future.result(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
+            except concurrent.futures.TimeoutError:
+                if gone is not None and gone.is_set():
+                    engine.cancel(request)
+                    raise GatewayError(499, "The client closed the connection; the request was cancelled.",
+                                       code="client_closed_request") from None
+                if time.monotonic() >= deadline:
+                    engine.cancel(request)
+                    raise GatewayError(408, f"The completion ran past this gateway's limit of "
+                                       f"{self.limits.request_s:g} s a request (queued and generating): ask for fewer "
+                                       "tokens (max_tokens x n), or raise the limit (agentgym gateway "
+                                       "--request-timeout).", param="max_tokens", code="request_timeout") from None
+            except Exception as e:  # noqa: BLE001 - the model failed: a 500 in OpenAI's shape
+                raise GatewayError(500, f"The model failed: {type(e).__name__}: {e}", kind="server_error") from e
 
     def _prompt(self, rollout: Rollout | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                 sampling: dict[str, Any]) -> Call:

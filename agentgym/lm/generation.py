@@ -422,8 +422,9 @@ class TransformersGenerator:
         # top_p left the kept mass unnormalised (multinomial does not mind): the sampler's probability is p / sum
         return picked, probs.gather(-1, picked[:, None])[:, 0].log() - probs.sum(dim=-1).log()
 
-    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Turn]:
+    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]],
+                 max_new_tokens: int | Sequence[int], seed: int) -> list[Turn]:
+        """Each row's turn: at most ``max_new_tokens`` ids (one number for every row, or one per row)."""
         import torch
 
         eos = self.tokenizer.eos_token_id
@@ -439,14 +440,18 @@ class TransformersGenerator:
             self.model.train(was_training)
         return turns
 
-    def _decode(self, kv: _KV, logits: Any, stops: Sequence[Sequence[str]], max_new_tokens: int, generator: Any,
-                eos: int | None) -> list[Turn]:
+    def _decode(self, kv: _KV, logits: Any, stops: Sequence[Sequence[str]], max_new_tokens: int | Sequence[int],
+                generator: Any, eos: int | None) -> list[Turn]:
         """Generate until every row stops; rows whose turn ended leave the batch (parked) once they are half of it,
         so a few long answers do not make every finished row pay for each step, and come back at the end."""
         n = len(kv.seqs)
+        limits = [max_new_tokens] * n if isinstance(max_new_tokens, int) else list(max_new_tokens)
+        if len(limits) != n or min(limits, default=1) < 1:
+            raise ValueError(f"max_new_tokens: one number >= 1, or one per row ({n}); got {max_new_tokens!r}.")
+        max_new_tokens = max(limits, default=1)
         generated: list[list[int]] = [[] for _ in range(n)]
         logprobs: list[list[float]] = [[] for _ in range(n)]
-        ended, stopped, live = [False] * n, [False] * n, [True] * n
+        ended, stopped, live, cut = [False] * n, [False] * n, [True] * n, [False] * n
         active, parked = list(range(n)), []  # the original row of each batch row; the rows set aside
         for step in range(max_new_tokens):
             ids, sampler_logprobs = self._pick(logits, generator)
@@ -462,12 +467,15 @@ class TransformersGenerator:
                     ended[i], live[i] = True, False
                 elif stops[i] and any(s in self.tokenizer.decode(generated[i][-24:]) for s in stops[i]):
                     stopped[i], live[i] = True, False
+                elif len(generated[i]) >= limits[i]:
+                    live[i], cut[i] = False, True  # its own limit: truncated
             if self.on_token is not None:
                 self.on_token(step + 1, max_new_tokens)
             if not any(live) or step + 1 == max_new_tokens:
                 break
-            # a row whose turn ended this step still takes its last token; one that ended earlier takes padding
-            fed = [live[i] or len(generated[i]) == step + 1 for i in active]
+            # a row whose turn ended this step still takes its last token; one that ended earlier takes padding, and
+            # so does one cut at its own limit (as at the batch's: a context that goes on from its last id extends it)
+            fed = [live[i] or (len(generated[i]) == step + 1 and not cut[i]) for i in active]
             idle = [j for j, f in enumerate(fed) if not f]
             if _layers(kv.cache) is not None and len(idle) >= max(1, len(active) // 2):
                 keep = [j for j, f in enumerate(fed) if f]
@@ -507,5 +515,5 @@ class Generator(Protocol):
 
     tokenizer: Any
 
-    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Turn]: ...
+    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]],
+                 max_new_tokens: int | Sequence[int], seed: int) -> list[Turn]: ...

@@ -54,17 +54,18 @@ class VLLMGenerator:
             return cls(tokenizer, llm=generation.llm, temperature=temperature, top_p=top_p)
         return cls(tokenizer, client=generation.vllm_client, temperature=temperature, top_p=top_p)
 
-    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]], max_new_tokens: int,
-                 seed: int) -> list[Turn]:
+    def generate(self, contexts: Sequence[Sequence[int]], *, stops: Sequence[Sequence[str]],
+                 max_new_tokens: int | Sequence[int], seed: int) -> list[Turn]:
         from agentgym.lm.generation import _seed, _stop_index
 
-        groups: dict[tuple[str, ...], list[int]] = {}
+        limits = [max_new_tokens] * len(contexts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
+        groups: dict[tuple[tuple[str, ...], int], list[int]] = {}
         for row, row_stops in enumerate(stops):
-            groups.setdefault(tuple(row_stops), []).append(row)
+            groups.setdefault((tuple(row_stops), limits[row]), []).append(row)
         out: list[Turn | None] = [None] * len(contexts)
-        for group_stops, rows in groups.items():
+        for (group_stops, limit), rows in groups.items():
             seeds = [_seed(seed, row) for row in rows]
-            sampled = self._sample([list(contexts[r]) for r in rows], list(group_stops), max_new_tokens, seeds)
+            sampled = self._sample([list(contexts[r]) for r in rows], list(group_stops), limit, seeds)
             for row, (ids, logprobs) in zip(rows, sampled):
                 end, ended, stopped = _stop_index(self.tokenizer, ids, group_stops, self.tokenizer.eos_token_id)
                 kept = logprobs[:end] if len(logprobs) >= end else None

@@ -5,11 +5,11 @@ turn, such as a tool call."""
 from __future__ import annotations
 
 import pytest
+from helpers.scripted_generator import ScriptedGenerator
 
 from agentgym.gateway.engine import Engine
 from agentgym.gateway.server import GatewayServer, load_gateway
 from agentgym.gateway.service import Gateway
-from agentgym.lm.generation import Turn
 
 
 @pytest.fixture(scope="module")
@@ -19,28 +19,6 @@ def gateway():
     yield built, server
     server.stop()
     built.close()
-
-
-class ScriptedGenerator:
-    """Writes the next of ``texts`` for every row (ending its turn); keeps the contexts it was given."""
-
-    def __init__(self, tokenizer, texts):
-        self.tokenizer, self.texts, self.contexts = tokenizer, list(texts), []
-        self.temperature, self.top_p = 1.0, 1.0
-
-    def generate(self, contexts, *, stops, max_new_tokens, seed):
-        turns = []
-        for context, row_stops in zip(contexts, stops):
-            self.contexts.append(list(context))
-            ids = list(self.tokenizer(self.texts.pop(0), add_special_tokens=False)["input_ids"])
-            cut = next((k for k in range(1, len(ids) + 1)
-                        if any(s in self.tokenizer.decode(ids[:k]) for s in row_stops)), None)
-            if cut is not None:  # as the real generator does: the stop string's tokens are kept
-                ids = ids[:cut]
-            else:
-                ids.append(self.tokenizer.eos_token_id)
-            turns.append(Turn(ids=ids, ended=cut is None, stopped=cut is not None, logprobs=[-0.25] * len(ids)))
-        return turns
 
 
 @pytest.fixture

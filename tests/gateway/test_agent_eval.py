@@ -215,6 +215,43 @@ def test_eval_agent_through_the_cli_and_the_agent_command(tmp_path, monkeypatch)
     assert not Path("results").exists()  # nothing ran, nothing written
 
 
+@requires_search
+def test_agent_samples_are_drawn_at_the_commands_settings_and_recorded(tmp_path, monkeypatch):
+    """eval --agent --samples 3 --temperature 1 with an agent that asks for greedy seeded turns: the gateway samples
+    every call at the command's settings, so the samples differ; each record says what was sampled and what the
+    model computed in; --concurrency 1 plays one episode at a time. With --agent-chooses-sampling the agent's
+    temperature 0 holds, the samples coincide, and the summary says so."""
+    monkeypatch.chdir(tmp_path)
+    events = tmp_path / "events"
+    monkeypatch.setenv("AGENTGYM_TEST_EVENTS", str(events))
+    runner = CliRunner()
+    base = ["eval", "--env", "agentgym/SearchQA-v0", "--episodes", "1", "--agent", f"{HELPERS}:asks_greedy",
+            "--threads", "1"]
+    done = runner.invoke(app, [*base, "--samples", "3", "--temperature", "1", "--concurrency", "1",
+                               "--results", "a.jsonl"])
+    assert done.exit_code == 0, done.output
+    assert "Agent sampling: every call at temperature 1.0, top_p 1.0, max_tokens as each call asks" in " ".join(
+        done.output.split())
+    rows = [json.loads(line) for line in Path("a.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in rows] == [None] * 3
+    for r in rows:
+        assert {k: r["sampling"][k] for k in ("by", "temperature", "top_p", "max_tokens", "seed")} == {
+            "by": "command", "temperature": 1.0, "top_p": 1.0, "max_tokens": 24, "seed": None}
+        assert r["compute"]["dtype"] in ("float32", "bfloat16") and r["compute"]["kernel"]
+    sampled = [tuple(r["samples"][0]["token_ids"]) for r in rows]
+    assert len(set(sampled)) > 1, "3 samples at temperature 1 were identical: the agent's temperature 0 was used"
+    spans = sorted(tuple(map(float, line.split())) for line in events.read_text().splitlines())
+    assert len(spans) == 3 and all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans  # one at a time
+    done = runner.invoke(app, [*base, "--samples", "2", "--temperature", "1", "--agent-chooses-sampling",
+                               "--results", "b.jsonl"])
+    assert done.exit_code == 0, done.output
+    out = " ".join(done.output.split())
+    assert "Agent sampling: as each call asks" in out and "every call was greedy (temperature 0)" in out
+    rows = [json.loads(line) for line in Path("b.jsonl").read_text().splitlines()]
+    assert [(r["sampling"]["by"], r["sampling"]["temperature"]) for r in rows] == [("agent", 0.0)] * 2
+    assert rows[0]["samples"][0]["token_ids"] == rows[1]["samples"][0]["token_ids"]
+
+
 def _answers_and_swallows_the_error(task):
     try:
         task.call_tool("answer", {"answer": "Lima"})

@@ -63,6 +63,27 @@ def test_a_tool_call_comes_back_as_tool_calls_and_the_next_call_reuses_the_sampl
     assert text.count("<|im_start|>assistant") == 2 and "<|im_start|>tool\n42<|im_end|>" in text
 
 
+@pytest.mark.parametrize("changed", [True, 1.0, "1", [1]], ids=["true", "1.0", "string", "list"])
+def test_a_tool_calls_argument_changed_to_another_json_type_is_a_branch(scripted, changed):
+    """The model wrote ``{"n": 1}``; an agent that sends it back as ``true`` or ``1.0`` (equal in Python) sent a turn
+    the model did not write: a branch, the edited turn prompt (mask 0). Sent back unchanged it extends."""
+    call = '<tool_call>\n{"name": "python", "arguments": {"code": "x", "n": 1}}\n</tool_call>'
+    gateway, _, url = scripted(call, "ok", "ok")
+    gateway.create_rollout("rj")
+    client = _client(url, "rj")
+    messages = [{"role": "user", "content": "go"}]
+    message = client.chat.completions.create(model="scripted", messages=messages, tools=TOOLS).choices[0].message
+    sent = message.model_dump(exclude_none=True)
+    tool = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "done"}
+    client.chat.completions.create(model="scripted", messages=[*messages, sent, tool], tools=TOOLS)
+    edited = json.loads(json.dumps(sent))
+    edited["tool_calls"][0]["function"]["arguments"] = json.dumps({"code": "x", "n": changed})
+    third = client.chat.completions.create(model="scripted", messages=[*messages, edited, tool], tools=TOOLS)
+    calls = gateway.rollout("rj").calls
+    assert calls[1].parent == (0, 0) and not calls[1].branched
+    assert third.model_extra["agentgym"]["branched"] is True and calls[2].parent is None
+
+
 def test_an_edited_history_branches_and_each_leaf_is_a_sample(scripted):
     gateway, generator, url = scripted("Paris.", "Lima.", "Quito.")
     gateway.create_rollout("r2")
@@ -103,7 +124,7 @@ def test_a_trainers_gateway_samples_as_the_recipe_says_whatever_the_agent_asks(s
     (its bf16 autocast is per thread)."""
     import contextlib
 
-    from conftest import ScriptedGenerator
+    from helpers.scripted_generator import ScriptedGenerator
 
     from agentgym.gateway.engine import Engine
     from agentgym.gateway.service import Gateway
@@ -256,6 +277,30 @@ def test_an_upstream_is_passed_through_and_recorded_as_text_only(smollm2_gateway
         record = front.rollout("u1").as_dict()
         assert record["text_only"] is True and record["samples"] == []
         assert record["calls"][0]["choices"][0]["message"]["content"] == reply.choices[0].message.content
+    finally:
+        server.stop()
+        front.close()
+
+
+@requires_smollm2
+def test_forced_sampling_reaches_an_upstream_and_its_record(smollm2_gateway):
+    """eval --agent's sampling on a gateway in front of an upstream: what the agent asks (temperature 0, a seed, 20
+    tokens) is replaced by the command's (temperature 0.9, top_p 0.5, no seed, at most 3 tokens) in what the
+    upstream is sent, and the front's record says what was sampled."""
+    backend, url = smollm2_gateway
+    backend.create_rollout("up1")  # the upstream records what it was sent
+    front = load_gateway("smollm2", upstream=f"{url}/rollouts/up1/v1", upstream_model="smollm2",
+                         sampling={"temperature": 0.9, "top_p": 0.5, "seed": None, "max_tokens": 3})
+    server = GatewayServer(front).start()
+    try:
+        front.create_rollout("u2")
+        reply = _client(server.url, "u2").chat.completions.create(
+            model="smollm2", messages=[{"role": "user", "content": "Hi"}], max_tokens=20, temperature=0, seed=7)
+        assert reply.usage.completion_tokens <= 3
+        sent = backend.close_rollout("up1").as_dict()["calls"][0]["sampling"]
+        assert (sent["temperature"], sent["top_p"], sent["max_tokens"], sent["seed"]) == (0.9, 0.5, 3, None)
+        kept = front.rollout("u2").as_dict()["calls"][0]["sampling"]
+        assert (kept["temperature"], kept["top_p"], kept["max_tokens"], kept["seed"]) == (0.9, 0.5, 3, None)
     finally:
         server.stop()
         front.close()

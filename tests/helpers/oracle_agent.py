@@ -69,3 +69,20 @@ def slow_start(task):
     OpenAI(base_url=task.base_url, api_key=task.api_key).chat.completions.create(
         model=task.model, messages=[{"role": "user", "content": "hi"}], max_tokens=1)
     return "done"
+
+
+def asks_greedy(task):
+    """Asks for greedy, seeded, 24-token turns; logs when it started and ended (``AGENTGYM_TEST_EVENTS``)."""
+    import os
+
+    from openai import OpenAI
+
+    events = os.environ.get("AGENTGYM_TEST_EVENTS")
+    started = time.monotonic()
+    text = OpenAI(base_url=task.base_url, api_key=task.api_key).chat.completions.create(
+        model=task.model, messages=[{"role": "user", "content": "Name a random animal, a colour and a city."}],
+        max_tokens=24, temperature=0, seed=3).choices[0].message.content
+    if events:
+        with open(events, "a") as log:
+            log.write(f"{started} {time.monotonic()}\n")
+    return text or "nothing"

@@ -8,9 +8,10 @@
   (``eval --agent``'s harness). The generator is wrapped to log every row it produced; the share of recorded
   sampled tokens (loss mask 1 in the rollouts' samples) equal to the logged ids must be 100%. Also the share of
   calls (after each rollout's first) that extended their rollout rather than branched.
-- throughput: ``--agents`` concurrent plain-client agents on the env through the gateway, against the built-in
-  loop (``agentgym eval``'s batched runner, batch size ``--agents``) on the same model, tasks, per-turn token limit
-  and turn limit, in the same run: episodes/s and the ratio (target: at least 0.8x).
+- throughput: the same work on both sides, ``--rounds`` interleaved (ABBA): ``--agents`` episodes of one model call
+  each, greedy, 128 tokens at most; the built-in loop (``agentgym eval``'s batched runner, batch size ``--agents``)
+  in the function-calling format against as many concurrent plain-client agents through the gateway. Each side's
+  episodes, calls, prompt and generated tokens beside its time; the ratios' median and range (target: 0.8x).
 - overhead: one call's latency through the gateway (HTTP, chat template, parsing, recording) against the
   generator alone on the same prompt ids and token limit (greedy): the difference per call.
 """
@@ -83,7 +84,7 @@ def _agent_run(gateway, server, target: str, plan, concurrency: int):
 
 #: each framework's limits in the fidelity runs: a few turns of at most 64 tokens (what is measured is whether
 #: recorded ids are the sampled ones, whatever the text)
-LIMITS = {"openai_loop": {"max_turns": 4, "max_tokens": 64}, "openai_agents_mcp": {"max_turns": 4, "max_tokens": 64},
+LIMITS = {"openai_loop": {"function": "tooluse_agent"}, "openai_agents_mcp": {"max_turns": 4, "max_tokens": 64},
           "smolagents_agent": {"max_steps": 3, "max_tokens": 64}}
 
 
@@ -101,13 +102,22 @@ def fidelity(frameworks: list[str], rollouts: int, env_id: str) -> dict:
             results = _agent_run(gateway, server, _bounded(Path(tmp.name), name, **LIMITS.get(name, {})),
                                  _plan(env_id, rollouts), concurrency=min(rollouts, 16))
             wall = time.perf_counter() - start
-            matched = total = calls = extended = branches = 0
+            matched = total = calls = extended = branches = multi = prefixes = prefix_errors = 0
             for rid in set(gateway.rollouts) - before:
                 rollout = gateway.rollouts[rid]
                 summary = rollout.summary()
-                calls += max(0, summary["calls"] - 1)
+                if summary["calls"] < 2:  # one call exercises no extension: not counted
+                    continue
+                multi += 1
+                calls += summary["calls"] - 1
                 extended += summary["extended"]
                 branches += summary["branches"]
+                for call in rollout.calls:  # an extended call's prompt starts with its parent's prompt + sampled ids
+                    if call.parent is not None:
+                        parent = rollout.calls[call.parent[0]]
+                        head = [*parent.prompt_ids, *parent.choices[call.parent[1]].ids]
+                        prefixes += 1
+                        prefix_errors += call.prompt_ids[:len(head)] != head
                 for sample in rollout.samples():
                     ids, mask = sample["token_ids"], sample["loss_mask"]
                     path = [rollout.calls[k] for k in sample["calls"]]
@@ -118,12 +128,14 @@ def fidelity(frameworks: list[str], rollouts: int, env_id: str) -> dict:
                         recorded = ids[lo:lo + n]
                         total += n
                         spans += n
-                        if recorded in log.get(tuple(call.prompt_ids), []) and all(mask[lo:lo + n]):
+                        if _chained(log, list(call.prompt_ids), recorded) and all(mask[lo:lo + n]):
                             matched += n
                     if sum(mask) != spans:  # a 1 outside the sampled spans would train on what was not sampled
                         raise AssertionError(f"rollout {rid}: loss mask 1 on {sum(mask)} ids, {spans} sampled")
             errors = sum(r.error is not None for r in results)
             out[name] = {"rollouts": len(results), "errors": errors, "wall_s": round(wall, 1),
+                         "rollouts_of_2_or_more_calls": multi, "extended_calls_checked": prefixes,
+                         "extended_prompts_not_parent_plus_sampled": prefix_errors,
                          "sampled_tokens": total, "fidelity": matched / total if total else None,
                          "later_calls": calls, "extended_share": extended / calls if calls else None,
                          "branches": branches, "mean_reward": statistics.fmean(r.reward for r in results)}
@@ -135,56 +147,86 @@ def fidelity(frameworks: list[str], rollouts: int, env_id: str) -> dict:
     return out
 
 
+def _chained(log: dict, context: list[int], recorded: list[int]) -> bool:
+    """Whether ``recorded`` is what the generator produced from ``context``: one logged row, or (the gateway
+    generates in chunks) logged rows each going on from the context plus the ids before it; the last may have been
+    cut at a stop string."""
+    if not recorded:
+        return True
+    for ids in log.get(tuple(context), []):
+        if ids and len(recorded) <= len(ids) and recorded == ids[:len(recorded)]:
+            return True
+        if ids and recorded[:len(ids)] == ids and _chained(log, context + ids, recorded[len(ids):]):
+            return True
+    return False
+
+
 def _bounded(tmp: Path, name: str, **limits) -> str:
     """``examples/agents/<name>.py``'s agent called with ``limits`` (its turn and token limits), as a target."""
     path = tmp / f"bounded_{name}.py"
+    function = limits.pop("function", "agent")  # the example's function: its tool-use variant has a worked example
     path.write_text("from agentgym.eval.agent import load_agent\n"
-                    f"_agent = load_agent({str(EXAMPLES / name) + '.py:agent'!r})\n"
+                    f"_agent = load_agent({str(EXAMPLES / name) + '.py:' + function!r})\n"
                     f"def agent(task):\n    return _agent(task, **{limits!r})\n")
     return f"{path}:agent"
 
 
-def throughput(agents: int, env_id: str) -> dict:
+def throughput(agents: int, env_id: str, rounds: int) -> dict:
+    """The same work on both sides: ``agents`` episodes of one model call each (``max_turns=1``), 128 tokens at most,
+    greedy; the built-in loop in the function-calling format (hermes), the plain openai agent through the gateway
+    with the env's tools. Rounds interleaved A B, B A, ...; each side's episodes, calls, prompt and generated tokens
+    are printed beside its time."""
     import tempfile
 
-    from agentgym.core.registry import make
+    from agentgym.eval.plan import plan_episodes
     from agentgym.eval.runner import run_plan
+    from agentgym.eval.suites import SuiteEntry
     from agentgym.policies import Sampling
     from agentgym.policies.hf import make_model_policy
 
-    env = make(env_id)
-    max_turns = env.unwrapped.max_turns
-    env.close()
-    plan = _plan(env_id, agents)
+    def plan(**kwargs):
+        return plan_episodes([SuiteEntry(env_id, episodes=agents, env_kwargs={"max_turns": 1, **kwargs})], seed=0)
+
     policy = make_model_policy("smollm2", sampling=Sampling(temperature=0.0, max_tokens=TURN_TOKENS),
                                dtype="float32")
     policy.load()
-    start = time.perf_counter()
-    built_in = run_plan(plan, lambda: policy, batch_size=agents)
-    built_in_s = time.perf_counter() - start
     gateway, server = _gateway(logging=False)
+    sides: dict[str, list[dict]] = {"built_in": [], "gateway": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            target = _bounded(Path(tmp), "openai_loop", max_turns=max_turns, max_tokens=TURN_TOKENS)
-            start = time.perf_counter()
-            through = _agent_run(gateway, server, target, plan, concurrency=agents)
-            gateway_s = time.perf_counter() - start
+            target = _bounded(Path(tmp), "openai_loop", max_turns=1, max_tokens=TURN_TOKENS)
+            for r in range(rounds):
+                for side in (("built_in", "gateway") if r % 2 == 0 else ("gateway", "built_in")):
+                    start = time.perf_counter()
+                    if side == "built_in":
+                        results = run_plan(plan(action_format="hermes"), lambda: policy, batch_size=agents)
+                        calls = sum(len([m for m in x.transcript if m["role"] == "assistant"]) for x in results)
+                    else:
+                        results = _agent_run(gateway, server, target, plan(), concurrency=agents)
+                        calls = sum(x.agent["rollout"]["calls"] for x in results)
+                    seconds = time.perf_counter() - start
+                    sides[side].append({"round": r, "s": round(seconds, 2), "episodes": len(results), "calls": calls,
+                                        "prompt_tokens": sum(x.prompt_tokens for x in results),
+                                        "generated_tokens": sum(x.completion_tokens for x in results),
+                                        "errors": sum(x.error is not None for x in results)})
+                    print(f"round {r} {side}: {sides[side][-1]}", flush=True)
         stats = {**gateway.engine.stats, **getattr(gateway.engine.generator, "stats", {})}
     finally:
         server.stop()
         gateway.close()
-    tokens = sum(r.completion_tokens for r in built_in), sum(r.completion_tokens for r in through)
-    row = {"episodes": agents, "built_in_eps_per_s": agents / built_in_s, "gateway_eps_per_s": agents / gateway_s,
-           "built_in_tokens_per_s": tokens[0] / built_in_s, "gateway_tokens_per_s": tokens[1] / gateway_s,
-           "built_in_model_turns": sum(len([m for m in r.transcript if m["role"] == "assistant"]) for r in built_in),
-           "gateway_model_calls": sum(r.agent["rollout"]["calls"] for r in through),
-           "ratio": built_in_s / gateway_s, "built_in_s": round(built_in_s, 1), "gateway_s": round(gateway_s, 1),
-           "gateway_batches": stats["batches"], "gateway_rows": stats["rows"],
-           "kv_reused_rows": stats.get("reused_rows"), "kv_fresh_rows": stats.get("fresh_rows"),
-           "errors": sum(r.error is not None for r in through) + sum(r.error is not None for r in built_in),
-           "built_in_reward": statistics.fmean(r.reward for r in built_in),
-           "gateway_reward": statistics.fmean(r.reward for r in through)}
-    print(f"throughput: {row}", flush=True)
+    ratios = [b["s"] / g["s"] for b, g in zip(sides["built_in"], sides["gateway"])]
+    token_ratios = [(g["generated_tokens"] / g["s"]) / (b["generated_tokens"] / b["s"])
+                    for b, g in zip(sides["built_in"], sides["gateway"])]
+    row = {"episodes": agents, "rounds": rounds, "order": "ABBA (A = built-in first in even rounds)", **sides,
+           "episodes_per_s_ratio_median": round(statistics.median(ratios), 3),
+           "episodes_per_s_ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+           "tokens_per_s_ratio_median": round(statistics.median(token_ratios), 3),
+           "tokens_per_s_ratio_range": [round(min(token_ratios), 3), round(max(token_ratios), 3)],
+           "gateway_batches": stats["batches"], "gateway_chunks": stats.get("chunks"), "gateway_rows": stats["rows"],
+           "kv_reused_rows": stats.get("reused_rows"), "kv_fresh_rows": stats.get("fresh_rows")}
+    print(f"throughput: gateway/built-in episodes/s median {row['episodes_per_s_ratio_median']} "
+          f"{row['episodes_per_s_ratio_range']}, tokens/s median {row['tokens_per_s_ratio_median']} "
+          f"{row['tokens_per_s_ratio_range']}", flush=True)
     return row
 
 
@@ -230,6 +272,7 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=100)
     parser.add_argument("--agents", type=int, default=30)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=4, help="throughput rounds, interleaved (ABBA)")
     parser.add_argument("--env", default="agentgym/MathTool-v0")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -238,7 +281,7 @@ def main() -> None:
     if "overhead" in parts:
         report["overhead"] = overhead(args.calls)
     if "throughput" in parts:
-        report["throughput"] = throughput(args.agents, args.env)
+        report["throughput"] = throughput(args.agents, args.env, args.rounds)
     if "fidelity" in parts:
         report["fidelity"] = fidelity([f for f in args.frameworks.split(",") if (EXAMPLES / f"{f}.py").exists()],
                                       args.rollouts, args.env)

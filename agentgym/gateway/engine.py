@@ -3,7 +3,8 @@
 One thread owns the generator (the default local model's ``TransformersGenerator``, any local HF model's, or
 ``VLLMGenerator`` on a GPU). Requests queue; when nothing is being generated the engine takes what is waiting, and
 keeps gathering while more arrive (a gap of ``gather_s`` ends the gathering) or until every open rollout has a
-request in (the lockstep the built-in loop has). Generation runs in chunks of ``chunk_tokens``: between chunks,
+request in (the lockstep the built-in loop has). Generation runs in chunks of ``chunk_tokens`` (``join_tokens``
+while at most half the open rollouts have a request in, so the others join soon): between chunks,
 requests that arrived join the batch, a cancelled request's rows (its client went away, or it ran past its time
 limit) leave it, and finished requests are answered. So one long request never holds a short one for longer than a
 chunk, and a batch that started with one row does not stay one row. Rows are ordered by rollout, so a rollout's
@@ -85,9 +86,9 @@ class Engine:
 
     def __init__(self, generator: Generator, *, gather_s: float = 0.05, max_wait_s: float = 2.0,
                  max_rows: int = 64, expected: Callable[[], int] | None = None,
-                 context: Callable[[], Any] | None = None, chunk_tokens: int = 64) -> None:
-        if chunk_tokens < 1:
-            raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}.")
+                 context: Callable[[], Any] | None = None, chunk_tokens: int = 64, join_tokens: int = 8) -> None:
+        if min(chunk_tokens, join_tokens) < 1:
+            raise ValueError(f"chunk_tokens and join_tokens must be >= 1, got {chunk_tokens}, {join_tokens}.")
         self.generator = generator
         self.tokenizer = generator.tokenizer
         self.gather_s = gather_s
@@ -95,6 +96,8 @@ class Engine:
         self.max_rows = max_rows
         #: ids generated per row before the batch is open to new requests and cancellations again
         self.chunk_tokens = chunk_tokens
+        #: the chunk while fewer requests run than rollouts are open (``expected``): latecomers join after it
+        self.join_tokens = join_tokens
         #: how many requests to wait for before starting a batch (open rollouts); None: gather by time only
         self.expected = expected
         #: a context manager around each generation (the trainer's bf16 autocast: it is per thread)
@@ -183,8 +186,13 @@ class Engine:
             groups: dict[tuple[float, float], list[_Row]] = {}
             for row in running:
                 groups.setdefault(row.request.setting, []).append(row)
+            # while fewer than half the open rollouts have a request in, short chunks: those about to ask join soon,
+            # rather than after a long chunk of a nearly empty batch (the first agent of a run asks alone)
+            expected = self.expected() if self.expected is not None else 0
+            sparse = 2 * len({id(r.request) for r in running}) <= expected
+            chunk = min(self.chunk_tokens, self.join_tokens) if sparse else self.chunk_tokens
             for group in groups.values():
-                self._generate(group)
+                self._generate(group, chunk)
             running = [row for row in running if not self._finish(row)]
         for row in running:
             self._fail(row.request, RuntimeError("The gateway's engine is closed."))
@@ -224,11 +232,11 @@ class Engine:
             return True
         return False
 
-    def _generate(self, group: Sequence[_Row]) -> None:
+    def _generate(self, group: Sequence[_Row], chunk: int) -> None:
         first = group[0].request
         contexts = [[*row.request.prompt_ids, *row.ids] for row in group]
         stops = [row.request.stops for row in group]
-        limits = [min(self.chunk_tokens, row.request.max_tokens - len(row.ids)) for row in group]
+        limits = [min(chunk, row.request.max_tokens - len(row.ids)) for row in group]
         generator: Any = self.generator
         generator.temperature, generator.top_p = first.temperature, first.top_p
         start = time.perf_counter()

@@ -10,6 +10,7 @@ on a closed session) raises :class:`NoAction` and changes nothing.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -41,6 +42,9 @@ class StepRecord:
     at: float
 
 
+_TAG_PHRASE = re.compile(r",? (?:inside|between|within) <(\w+)> and </\1>")
+
+
 def agent_prompt(env: Any, observation: str) -> str:
     """The task prompt for an agent that calls tools as functions: the reset observation without the ``dict``
     format's action instructions (the agent's framework tells its model how to call tools)."""
@@ -49,6 +53,9 @@ def agent_prompt(env: Any, observation: str) -> str:
     tools = getattr(unwrapped, "tools", None)
     if isinstance(fmt, DictFormat) and isinstance(tools, Mapping):
         observation = observation.replace(fmt.instructions(tools), "")
+    # the text protocol's tags ("give the answer between <answer> and </answer>", "think inside <think> and
+    # </think>"): an agent answers by returning its text, and thinks as its framework lets it
+    observation = _TAG_PHRASE.sub("", observation)
     while "\n\n\n" in observation:
         observation = observation.replace("\n\n\n", "\n\n")
     return observation.strip()

@@ -57,6 +57,7 @@ class Upstream:
                 call.choices.append(Choice([], None, message.get("content") or "", output,
                                            [c.get("id", "") for c in message.get("tool_calls") or []]))
             call.wall_s = time.perf_counter() - started
+            call.started = time.time() - call.wall_s  # when the call began (made after the answer, it would read late)
             rollout.add(call)
         data["model"] = gateway.model_name
         return data

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import time
 
 import httpx
 import pytest
@@ -301,6 +302,8 @@ def test_forced_sampling_reaches_an_upstream_and_its_record(smollm2_gateway):
         assert (sent["temperature"], sent["top_p"], sent["max_tokens"], sent["seed"]) == (0.9, 0.5, 3, None)
         kept = front.rollout("u2").as_dict()["calls"][0]["sampling"]
         assert (kept["temperature"], kept["top_p"], kept["max_tokens"], kept["seed"]) == (0.9, 0.5, 3, None)
+        call = front.rollout("u2").calls[0]  # it ended before now (a transcript orders turns and steps by it)
+        assert call.wall_s > 0 and call.started + call.wall_s <= time.time()
     finally:
         server.stop()
         front.close()

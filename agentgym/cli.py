@@ -839,12 +839,16 @@ def view(results: Annotated[list[Path], typer.Argument(
              help="Eval results files (.jsonl), a trainer's samples.jsonl, or directories holding them.",
              metavar="RESULTS...")],
          out: Annotated[Path, typer.Option(help="Where the page goes.")] = Path("episodes.html"),
-         open_page: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False) -> None:
+         open_page: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
+         tokenizer: Annotated[str, typer.Option(
+             help="Show recorded token ids (an agent's samples, a trainer's completion ids) as text with this model's "
+                  "tokenizer (smollm2, hf:<path>); auto: each record's own model where it loads here; none: as "
+                  "numbers.")] = "auto") -> None:
     """Write one self-contained HTML page of the episodes (turns, tool calls, observations, the verifier's
     details), filterable by env, outcome, reward and error; it needs no network."""
     from agentgym.eval.viewer import build_viewer
 
-    path, count = build_viewer(results, out)
+    path, count = build_viewer(results, out, tokenizer=tokenizer)
     console.print(f"wrote {path} ({count} episodes)", highlight=False, soft_wrap=True)
     if open_page:
         import webbrowser

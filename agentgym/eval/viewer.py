@@ -21,7 +21,7 @@ import hashlib
 import http.server
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,24 +57,34 @@ def tool_calls(text: str) -> list[str]:
     return calls
 
 
-def _token_runs(record: Mapping[str, Any]) -> list[list[Any]] | None:
-    """``[[text, trained], ...]``, consecutive tokens of one mask merged; None without token-level data."""
+def _token_runs(record: Mapping[str, Any], decode: Callable[[list[int]], str] | None = None) -> list[list[Any]] | None:
+    """``[[text, trained], ...]``, consecutive tokens of one mask merged; None without token-level data. Token ids
+    are shown as text when ``decode`` (the model's tokenizer) is given, else as numbers."""
     mask = record.get("mask")
     tokens = record.get("tokens") if isinstance(record.get("tokens"), list) else record.get("completion_ids")
     samples = record.get("samples")
     if mask is None and isinstance(samples, list) and samples and isinstance(samples[-1], Mapping):
-        # an agent's episode: its last leaf, ids with the loss mask the gateway recorded
+        # an agent's episode: its last leaf, ids with the loss mask the gateway recorded (the whole conversation
+        # as the model read it: what the agent sent, and what the model sampled)
         mask, tokens = samples[-1].get("loss_mask"), samples[-1].get("token_ids")
         if not isinstance(mask, list) or not isinstance(tokens, list) or len(mask) != len(tokens) or not tokens:
             return None
-        return _runs([f"{t} " for t in tokens], mask)
+        return _id_runs(tokens, mask, decode)
     if not isinstance(mask, list) or not isinstance(tokens, list) or len(mask) != len(tokens) or not tokens:
         return None
-    by_ids = tokens is record.get("completion_ids")
-    return _runs([f"{token} " if by_ids else str(token) for token in tokens], mask)
+    if tokens is record.get("completion_ids"):
+        return _id_runs(tokens, mask, decode)
+    return _runs([str(token) for token in tokens], mask)
 
 
-def _runs(texts: list[str], mask: list[Any]) -> list[list[Any]]:
+def _id_runs(ids: list[Any], mask: list[Any], decode: Callable[[list[int]], str] | None) -> list[list[Any]]:
+    if decode is None or not all(isinstance(i, int) for i in ids):
+        return _runs([f"{i} " for i in ids], mask)
+    runs = _runs([[i] for i in ids], mask)
+    return [[decode(run), bit] for run, bit in runs]
+
+
+def _runs(texts: list[Any], mask: list[Any]) -> list[list[Any]]:
     runs: list[list[Any]] = []
     for text, bit in zip(texts, mask):
         if runs and runs[-1][1] == bool(bit):
@@ -84,6 +94,36 @@ def _runs(texts: list[str], mask: list[Any]) -> list[list[Any]]:
     return runs
 
 
+def _decoders(tokenizer: str | None) -> Callable[[Mapping[str, Any]], Callable[[list[int]], str] | None]:
+    """For each record, how to show its token ids as text: ``tokenizer`` (a model name ``agentgym train --model``
+    takes, local files only) for every record; ``auto``: the record's own model where it can be loaded here;
+    ``none`` or None: ids as numbers."""
+    loaded: dict[str, Callable[[list[int]], str] | None] = {}
+
+    def load(model: str) -> Callable[[list[int]], str] | None:
+        if model not in loaded:
+            from agentgym.eval.sft_data import load_tokenizer
+
+            try:
+                found = load_tokenizer(model)
+            except Exception as e:  # noqa: BLE001 - not loadable here: ids stay numbers, and the page says why
+                if tokenizer not in (None, "auto", "none"):
+                    raise ConfigError(f"--tokenizer {model}: {e}") from e
+                found = None
+            loaded[model] = None if found is None else (lambda ids, t=found: t.decode(ids))
+        return loaded[model]
+
+    def for_record(record: Mapping[str, Any]) -> Callable[[list[int]], str] | None:
+        if tokenizer in (None, "none"):
+            return None
+        model = record.get("model") if tokenizer == "auto" else tokenizer
+        if not isinstance(model, str) or not (model == "smollm2" or model.startswith("hf:")):
+            return None
+        return load(model)
+
+    return for_record
+
+
 def _turn(role: str, text: str) -> dict[str, Any]:
     turn: dict[str, Any] = {"role": role, "text": text}
     if role == "model":
@@ -91,7 +131,8 @@ def _turn(role: str, text: str) -> dict[str, Any]:
     return turn
 
 
-def episode_view(record: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+def episode_view(record: Mapping[str, Any], *, source: str,
+                 decode: Callable[[list[int]], str] | None = None) -> dict[str, Any]:
     """One results or samples record as the page shows it: a heading, outcome, turns and verifier details."""
     if isinstance(record.get("transcript"), list):
         turns = [_turn(_ROLES.get(str(m.get("role")), "prompt"), str(m.get("content", "")))
@@ -116,7 +157,7 @@ def episode_view(record: Mapping[str, Any], *, source: str) -> dict[str, Any]:
             "error": None if record.get("error") is None else str(record["error"]), "turns": turns,
             "verification": json.dumps(verification, indent=2, ensure_ascii=False, sort_keys=True)
             if verification else None,
-            "tokens": _token_runs(record)}
+            "tokens": _token_runs(record, decode)}
 
 
 def _files(path: Path) -> list[Path]:
@@ -130,8 +171,10 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_episodes(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Every episode of the given results files, samples files or directories of them, in file order."""
+def read_episodes(paths: Iterable[str | Path], *, tokenizer: str | None = "auto") -> list[dict[str, Any]]:
+    """Every episode of the given results files, samples files or directories of them, in file order; token ids
+    decoded as ``_decoders(tokenizer)`` says."""
+    decoder = _decoders(tokenizer)
     episodes = []
     for path in paths:
         for file in _files(Path(path)):
@@ -140,7 +183,7 @@ def read_episodes(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
                     raise DataError(f"{file}:{number} is not a JSON object.")
                 if "warning" in record and "turns" not in record and "transcript" not in record:
                     continue  # the trainer's warning rows (metrics.jsonl passed by mistake)
-                episodes.append(episode_view(record, source=f"{file.name}:{number}"))
+                episodes.append(episode_view(record, source=f"{file.name}:{number}", decode=decoder(record)))
     return episodes
 
 
@@ -150,9 +193,9 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_viewer(paths: Iterable[str | Path], out: str | Path) -> tuple[Path, int]:
+def build_viewer(paths: Iterable[str | Path], out: str | Path, *, tokenizer: str | None = "auto") -> tuple[Path, int]:
     """Write the viewer page of ``paths``' episodes to ``out``; returns the path and the episode count."""
-    episodes = read_episodes(paths)
+    episodes = read_episodes(paths, tokenizer=tokenizer)
     script_hash = base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
     csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
            "img-src data:; base-uri 'none'; form-action 'none'")

@@ -8,7 +8,7 @@ import threading
 import urllib.request
 
 import pytest
-from helpers.gates import requires_browser
+from helpers.gates import requires_browser, requires_smollm2
 from typer.testing import CliRunner
 
 from agentgym.cli import app
@@ -196,3 +196,23 @@ def test_viewer_doctests():
 
     outcome = doctest.testmod(agentgym.eval.viewer)
     assert outcome.attempted >= 2 and outcome.failed == 0
+
+
+@requires_smollm2
+def test_an_agents_recorded_ids_show_as_the_text_the_model_read_and_wrote(tmp_path, smollm2_tokenizer):
+    """An eval --agent record's sample: its ids decoded with the record's model (the conversation as the agent sent
+    it, and what the model sampled, told apart by the loss mask); --tokenizer none keeps the numbers."""
+    sent = smollm2_tokenizer("<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n",
+                             add_special_tokens=False)["input_ids"]
+    sampled = smollm2_tokenizer("It is 42.", add_special_tokens=False)["input_ids"]
+    record = {**result(SEARCH, 0, correct=True), "model": "smollm2",
+              "samples": [{"token_ids": [*sent, *sampled], "loss_mask": [0] * len(sent) + [1] * len(sampled)}]}
+    path = tmp_path / "agent.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    [shown] = read_episodes([path])
+    assert shown["tokens"] == [["<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n", False],
+                               ["It is 42.", True]]
+    [numbers] = read_episodes([path], tokenizer="none")
+    assert numbers["tokens"][1] == [" ".join(map(str, sampled)) + " ", True]
+    with pytest.raises(ConfigError, match="--tokenizer hf:/no/such/model"):
+        read_episodes([path], tokenizer="hf:/no/such/model")

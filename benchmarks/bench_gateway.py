@@ -83,8 +83,11 @@ def _agent_run(gateway, server, target: str, plan, concurrency: int):
 
 
 #: each framework's limits in the fidelity runs: a few turns of at most 64 tokens (what is measured is whether
-#: recorded ids are the sampled ones, whatever the text)
-LIMITS = {"openai_loop": {"function": "tooluse_agent"}, "openai_agents_mcp": {"max_turns": 4, "max_tokens": 64},
+#: recorded ids are the sampled ones, whatever the text), and a follow-up question after the first answer, so that
+#: every rollout calls the model twice or more and extension is exercised whatever the model does with the tools
+FOLLOW_UP = "Check your answer, then give it again."
+LIMITS = {"openai_loop": {"max_turns": 4, "max_tokens": 64, "follow_up": FOLLOW_UP},
+          "openai_agents_mcp": {"max_turns": 4, "max_tokens": 64, "follow_up": FOLLOW_UP},
           "smolagents_agent": {"max_steps": 3, "max_tokens": 64}}
 
 

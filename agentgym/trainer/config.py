@@ -134,7 +134,8 @@ class TrainConfig:
         "pi_theta / pi_sampler is truncated at this cap where the advantage is negative (TRL's two-sided delta); "
         "above 1 + epsilon."))
     rollout_threads: int = field(default=0, metadata=_doc(
-        "torch threads of each asynchronous rollout worker (max_staleness > 0); 0: the same as threads."))
+        "torch threads of rollout generation: each asynchronous rollout worker's (max_staleness > 0), or the "
+        "synchronous loop's between updates (1 where other work shares the cores); 0: the same as threads."))
     rollout_workers: int = field(default=0, metadata=_doc(
         "Asynchronous rollout workers as Ray actors spread over the cluster at --ray, each with its own policy copy "
         "and envs (0: one worker, a thread of the training process). Needs max_staleness > 0 and the ray extra.",

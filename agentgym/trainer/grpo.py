@@ -236,12 +236,22 @@ class _Rollouts:
         envs = self._envs(specs)
         start = time.perf_counter()
         device = "cuda" if torch.cuda.is_available() else "cpu"
+        # the synchronous loop generates between updates at rollout_threads (the asynchronous worker sets its own)
+        threads = self.config.rollout_threads if self.config.max_staleness == 0 else 0
+        previous = torch.get_num_threads()
+        if threads:
+            torch.set_num_threads(threads)
         # a judge in group mode scores each group once it is played
-        with defer_group_judges(envs), torch.autocast(device, dtype=torch.bfloat16,
-                                                      enabled=self.bf16 and self.config.backend != "vllm"):
-            episodes = play_episodes(envs, specs, generator, self.glue, max_turn_tokens=self.config.max_turn_tokens,
-                                     max_completion_tokens=self.config.max_completion_tokens,
-                                     seed=self.config.seed * 1_000_003 + self.calls, on_turn=on_turn)
+        try:
+            with defer_group_judges(envs), torch.autocast(device, dtype=torch.bfloat16,
+                                                          enabled=self.bf16 and self.config.backend != "vllm"):
+                episodes = play_episodes(envs, specs, generator, self.glue,
+                                         max_turn_tokens=self.config.max_turn_tokens,
+                                         max_completion_tokens=self.config.max_completion_tokens,
+                                         seed=self.config.seed * 1_000_003 + self.calls, on_turn=on_turn)
+        finally:
+            if threads:
+                torch.set_num_threads(previous)
         judge_groups(episodes, envs, self.config.group_size)
         self.calls += 1
         self._record(episodes, time.perf_counter() - start)

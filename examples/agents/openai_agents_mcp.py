@@ -17,11 +17,13 @@ INSTRUCTIONS = ("Solve the task with the tools you are given. When you know the 
                 "it, or reply with the final answer and no tool call.")
 
 
-def agent(task, max_turns=4, max_tokens=256):
-    return asyncio.run(_run(task, max_turns=max_turns, max_tokens=max_tokens))
+def agent(task, max_turns=4, max_tokens=256, follow_up=None):
+    """``follow_up``: a user message sent after the first answer (the conversation goes on: the SDK's own input
+    list, then it), and the answer to it returned."""
+    return asyncio.run(_run(task, max_turns=max_turns, max_tokens=max_tokens, follow_up=follow_up))
 
 
-async def _run(task, *, max_turns, max_tokens):
+async def _run(task, *, max_turns, max_tokens, follow_up=None):
     set_tracing_disabled(True)  # the SDK sends traces to OpenAI by default; an eval sends nothing off this machine
     client = AsyncOpenAI(base_url=task.base_url, api_key=task.api_key)
     # a tool call is an env step: a sandboxed test run may take minutes, past the SDK's 5 s defaults
@@ -35,6 +37,9 @@ async def _run(task, *, max_turns, max_tokens):
         config = RunConfig(tool_not_found_behavior="return_error_to_model")
         try:
             result = await Runner.run(solver, task.prompt, max_turns=max_turns, run_config=config)
+            if follow_up:
+                result = await Runner.run(solver, [*result.to_input_list(), {"role": "user", "content": follow_up}],
+                                          max_turns=max_turns, run_config=config)
         except MaxTurnsExceeded:
             # out of turns while still calling tools: the agent gave no final text, which the env scores as an
             # empty answer (0) like any wrong one; it is the agent's outcome, not a failure of the run

@@ -20,9 +20,19 @@ EXAMPLE = [  # a few-shot history: the task, one tool call, its output, the answ
 ]
 
 
-def agent(task, max_turns=8, max_tokens=256, history=()):
+def agent(task, max_turns=8, max_tokens=256, history=(), follow_up=None):
+    """``follow_up``: a user message sent after the first answer (the conversation goes on), and the answer to it
+    returned."""
     client = OpenAI(base_url=task.base_url, api_key=task.api_key)
     messages = [*history, {"role": "user", "content": task.prompt}]
+    answer = _loop(client, task, messages, max_turns, max_tokens)
+    if follow_up:
+        messages.append({"role": "user", "content": follow_up})
+        answer = _loop(client, task, messages, max_turns, max_tokens)
+    return answer
+
+
+def _loop(client, task, messages, max_turns, max_tokens):
     for _ in range(max_turns):
         reply = client.chat.completions.create(model=task.model, messages=messages, tools=task.tools or None,
                                                max_tokens=max_tokens, temperature=0)

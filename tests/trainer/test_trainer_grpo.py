@@ -212,10 +212,14 @@ class _Reply:
     def __init__(self, tokenizer, text: str) -> None:
         self.tokenizer = tokenizer
         self.ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        self.threads: list[int] = []  # torch's threads at each generation
 
     def generate(self, contexts, *, stops, max_new_tokens, seed):
+        import torch
+
         from agentgym.lm.rollout import Turn
 
+        self.threads.append(torch.get_num_threads())
         return [Turn(list(self.ids), ended=True, stopped=False) for _ in contexts]
 
 
@@ -254,9 +258,14 @@ def test_a_step_without_learning_signal_says_so_and_trl_output_goes_to_the_log(t
     register()
     specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(4)]
     monkeypatch.setattr(grpo, "task_specs", lambda config: specs)  # the toy env has no task list
-    monkeypatch.setattr(grpo._Rollouts, "_generator", lambda self, trainer: _Reply(smollm2_tokenizer, "Same here."))
+    import torch
+
+    reply = _Reply(smollm2_tokenizer, "Same here.")
+    monkeypatch.setattr(grpo._Rollouts, "_generator", lambda self, trainer: reply)
+    # the synchronous loop generates at rollout_threads, and trains at threads again
     config = TrainConfig(env=[ID], output_dir=str(tmp_path / "run"), group_size=2, groups_per_step=2, steps=1,
-                         max_turn_tokens=10, max_completion_tokens=200, save_steps=100)
+                         max_turn_tokens=10, max_completion_tokens=200, save_steps=100, threads=1,
+                         rollout_threads=2)
     console = Console(record=True, width=400)
     grpo.train(config, console=console, model=tiny_model(smollm2_tokenizer, seed=6), tokenizer=smollm2_tokenizer)
     [step] = [line for line in console.export_text().splitlines() if line.startswith("step")]
@@ -267,6 +276,7 @@ def test_a_step_without_learning_signal_says_so_and_trl_output_goes_to_the_log(t
     assert "'loss'" not in out + console.export_text() and "Writing model shards" not in out + err
     log = (tmp_path / "run" / "train.log").read_text()
     assert "step 1 TRL metrics:" in log and '"frac_reward_zero_std": 1.0' in log
+    assert reply.threads and set(reply.threads) == {2} and torch.get_num_threads() == 1
 
 
 FLAKY = "agentgym-test/FlakyToy-v0"

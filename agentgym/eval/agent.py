@@ -99,6 +99,11 @@ class AgentPolicy(Policy):
                        require_model=self.require_model, stop=stop)
 
     def close(self) -> None:
+        # the engine first: a request still generating (an aborted run's) fails within a chunk, so the server's
+        # stop does not wait out its shutdown timeout for it (a second Ctrl-C took 37 s)
+        engine = getattr(self.gateway, "engine", None)
+        if engine is not None:
+            engine.close()
         if self.server is not None:
             self.server.stop()
             self.server = None

@@ -122,8 +122,10 @@ class Engine:
         request.cancelled.set()
 
     def close(self) -> None:
-        self._closed.set()
-        self._queue.put(None)
+        """Stop: what is running or queued fails ("the engine is closed") at the next chunk boundary; idempotent."""
+        if not self._closed.is_set():
+            self._closed.set()
+            self._queue.put(None)
         self._thread.join(timeout=30)
 
     def _gather(self, first: Request) -> list[Request]:

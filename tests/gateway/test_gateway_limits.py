@@ -50,6 +50,7 @@ def paced(smollm2_tokenizer):
         served.append((gateway, server))
         return gateway, generator, server.url
 
+    serve.served = served  # (gateway, server) pairs, in order
     yield serve
     for gateway, server in served:
         server.stop()
@@ -146,6 +147,28 @@ def test_body_metadata_and_open_rollouts_have_limits_each_a_4xx_with_its_reason(
         assert httpx.delete(f"{url}/rollouts/{rid}").status_code == 200
     assert [httpx.get(f"{url}/rollouts/{rid}").status_code for rid in "abcd"] == [404, 200, 200, 200]
     assert sorted(gateway.rollouts) == ["b", "c", "d"]
+
+
+def test_closing_an_agent_run_does_not_wait_for_a_long_request(paced, tmp_path):
+    """An aborted eval --agent (a second Ctrl-C) closes its gateway while a 40-second request generates: the
+    request fails at the next chunk and the close takes seconds, not the server's shutdown timeout plus the batch."""
+    from agentgym.eval.agent import AgentPolicy, AgentSpec
+
+    gateway, generator, url = paced()
+    server = paced.served[-1][1]
+    body, route = _chat(url, n=4, max_tokens=4000)
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(httpx.post(route, json=body, timeout=120)))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not generator.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    policy = AgentPolicy(AgentSpec(target="x.py:agent"), gateway, server=server, base_url=url)
+    started = time.monotonic()
+    policy.close()
+    assert time.monotonic() - started < 8, "closing waited for the long request"
+    thread.join(timeout=30)
+    assert answers and answers[0].status_code == 500 and "closed" in answers[0].json()["error"]["message"]
 
 
 @requires_smollm2

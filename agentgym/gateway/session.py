@@ -42,7 +42,8 @@ class StepRecord:
     at: float
 
 
-_TAG_PHRASE = re.compile(r",? (?:inside|between|within) <(\w+)> and </\1>")
+#: the text protocols' own tags only: a task's content (an issue that says "between <b> and </b>") stays as it is
+_TAG_PHRASE = re.compile(r",? (?:inside|between|within) <(answer|think|code|search|interpreter|information)> and </\1>")
 
 
 def agent_prompt(env: Any, observation: str) -> str:

@@ -27,3 +27,13 @@ def test_the_agents_prompt_has_no_protocol_tags_and_keeps_the_task(env_id):
         assert "the final answer" not in prompt or "<" not in prompt.split("the final answer", 1)[1][:60]
     finally:
         env.close()
+
+
+def test_only_the_protocols_tags_go_and_a_tasks_own_text_stays():
+    class Env:  # an env with no dict format: only the tag phrases are scrubbed
+        pass
+
+    text = ("Think step by step inside <think> and </think>. Fix the issue:\n"
+            "<issue>the value must go between <b> and </b>, not outside</issue>")
+    assert agent_prompt(Env(), text) == ("Think step by step. Fix the issue:\n"
+                                         "<issue>the value must go between <b> and </b>, not outside</issue>")

@@ -784,7 +784,7 @@ def data_sft(
     except (DataError, ConfigError) as e:  # bad input: one line, exit 1
         errors.print(f"error: {e}", style="red", markup=False, highlight=False)
         raise typer.Exit(1) from None
-    tokens = "" if tokenizer == "none" else f", the trainer's tokens: config 'tokens'"
+    tokens = "" if tokenizer == "none" else ", the trainer's tokens: config 'tokens'"
     console.print(f"{selection.summary()} -> {written} (datasets.load_dataset('{written}'){tokens})",
                   highlight=False, soft_wrap=True)
 

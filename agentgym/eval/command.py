@@ -234,16 +234,17 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
                              remote=request.remote)
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)
-        stored = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
-        stale = 0 if stored else _stale(path, policy, identity)
+        stored, retried = _stored(plan, path, policy, identity, retry_errors=request.retry_errors)
+        stale = 0 if stored or retried else _stale(path, policy, identity)
         changed_envs = _changed_envs(plan, path, policy, identity)
     except BaseException:
         policy.close()
         raise
     _notices(request, console, path=path, name=policy.model or request.policy, identity=identity, stale=stale)
-    if stored:
+    if stored or retried:
+        again = f" ({retried} of them errored before and are played again)" if retried else ""
         console.print(f"Resuming {path}: {stored} of {len(plan)} episodes are stored and reused, {len(plan) - stored} "
-                      "to play.", highlight=False, soft_wrap=True)
+                      f"to play{again}.", highlight=False, soft_wrap=True)
     for label, (count, digest) in changed_envs.items():
         console.print(f"[yellow]{path}: {count} stored episodes of {label} were played on another version of the env "
                       f"(its code, tasks, kwargs or verifier changed, or they predate env digests; env digest now "
@@ -384,13 +385,15 @@ def _notices(request: EvalRequest, console: Console, *, path: Path, name: str, i
 
 
 def _stored(plan: Sequence[PlannedEpisode], path: Path, policy: Policy, fingerprint: str | None, *,
-            retry_errors: bool) -> int:
-    """How many planned episodes the results file already holds (errored ones are replayed when retrying)."""
+            retry_errors: bool) -> tuple[int, int]:
+    """How many planned episodes the results file already holds and reuses, and how many it holds errored that
+    are played again (``retry_errors``; without it they are reused as they are)."""
     if not path.exists():
-        return 0
+        return 0, 0
     latest = {str(r.get("key")): r for r in load_results(path)}
-    return sum(1 for p in plan if (r := latest.get(p.key(policy, fingerprint))) is not None
-               and not (retry_errors and r.get("error") is not None))
+    found = [r for p in plan if (r := latest.get(p.key(policy, fingerprint))) is not None]
+    retried = sum(1 for r in found if retry_errors and r.get("error") is not None)
+    return len(found) - retried, retried
 
 
 def _changed_envs(plan: Sequence[PlannedEpisode], path: Path, policy: Policy,

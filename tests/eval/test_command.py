@@ -49,6 +49,22 @@ def test_k_samples_per_task_with_the_oracle_all_succeed(tmp_path):
     assert "pass@3=100.0%" in readme.read_text()
 
 
+def test_a_resumed_run_says_how_many_stored_episodes_it_reuses_and_how_many_errored_ones_it_plays_again(tmp_path):
+    request = EvalRequest(policy="oracle", envs=(SEARCH,), episodes=3, results=tmp_path / "r.jsonl")
+    run_eval(request, quiet()[0])
+    rows = [json.loads(line) for line in request.results.read_text().splitlines()]
+    rows[1]["error"] = "RuntimeError: a tool server was down"  # as an episode that errored would be stored
+    request.results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    console, out = quiet()
+    again = run_eval(EvalRequest(policy="oracle", envs=(SEARCH,), episodes=4, results=request.results), console)
+    said = " ".join(out.getvalue().split())
+    assert "2 of 4 episodes are stored and reused, 2 to play (1 of them errored before and are played again)" in said
+    assert again.errors == 0 and len(again.results) == 4
+    console, out = quiet()
+    run_eval(EvalRequest(policy="oracle", envs=(SEARCH,), episodes=5, results=request.results), console)
+    assert "4 of 5 episodes are stored and reused, 1 to play." in " ".join(out.getvalue().split())
+
+
 def test_a_model_changed_in_place_starts_fresh_and_an_unchanged_one_resumes(tmp_path, monkeypatch):
     folder = tmp_path / "final"
     folder.mkdir()

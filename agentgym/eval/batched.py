@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from agentgym.core.registry import make
 from agentgym.policies.hf import TransformersPolicy
-from agentgym.eval.episode import EpisodeResult, final_answer, provenance
+from agentgym.eval.episode import EpisodeResult, answer_of, final_answer, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.lm.compute import kernel_path
 from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
@@ -67,7 +67,7 @@ def _groups(pending: Sequence[tuple[PlannedEpisode, str]]) -> list[list[tuple[Pl
 
 
 def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: TransformersPolicy, *,
-            wall_s: float, remote: str | None, compute: dict[str, Any]) -> EpisodeResult:
+            wall_s: float, remote: str | None, compute: dict[str, Any], env: Any = None) -> EpisodeResult:
     transcript = [{"role": "user", "content": episode.prompt}] if episode.prompt else []
     for text, observation in zip(episode.model_texts, [*episode.observations, *[""] * len(episode.model_texts)]):
         transcript.append({"role": "assistant", "content": text})
@@ -77,6 +77,9 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
     origin = {**provenance(planned.env_id, policy), "prompt_tokens": episode.context_tokens,
               "completion_tokens": episode.tokens_model}
     verification = info.get("verification", {}) if episode.error is None else {}
+    answer = final_answer(info, episode.error)
+    if episode.error is not None and episode.error.startswith("JudgeError") and episode.model_texts:
+        answer = answer_of(episode.model_texts[-1], env)  # the answer the judge could not score, for --rescore
     return EpisodeResult(
         env_id=planned.env_id, task_id=str(info.get("task_id") or episode.task_id or ""),
         split=str(info.get("split") or planned.split), seed=planned.seed, policy=policy.name,
@@ -86,7 +89,7 @@ def _result(planned: PlannedEpisode, key: str, episode: Episode, policy: Transfo
         verification=verification, wall_s=round(wall_s, 4), transcript=transcript, error=episode.error,
         episode=planned.episode, key=key, suite=planned.suite, suite_version=planned.suite_version,
         remote=remote, entry=planned.entry, sample=planned.sample, env_s=round(episode.env_s, 4),
-        generate_s=round(episode.generate_s, 4), compute=dict(compute), answer=final_answer(info, episode.error), **origin)
+        generate_s=round(episode.generate_s, 4), compute=dict(compute), answer=answer, **origin)
 
 
 def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: TransformersPolicy, *,
@@ -151,7 +154,7 @@ def _play_batch(batch: Sequence[tuple[PlannedEpisode, str]], envs: Sequence[gym.
         state["live"] = live["n"]
         planned, key = batch[i]
         on_result(_result(planned, key, episode, policy, wall_s=time.perf_counter() - started, remote=remote,
-                          compute=compute))
+                          compute=compute, env=envs[i]))
 
     def next_turn(round_no: int) -> None:
         state["turn"] = round_no + 1

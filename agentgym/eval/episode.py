@@ -222,7 +222,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
     if error is not None and trace.pending is not None:  # the step that raised: its action stays on the record
         trace.transcript.append({"role": "assistant", "content": trace.pending})
         if error.startswith("JudgeError"):  # the answer the judge could not score, for a later --rescore
-            answer = _answer_of(trace.pending, shadow or env)
+            answer = answer_of(trace.pending, shadow or env)
     info = trace.info
     verification = info.get("verification", {}) if error is None else {}
     return EpisodeResult(
@@ -234,7 +234,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, options: dict[str, A
         error=error, answer=answer, **provenance(env_id, policy))
 
 
-def _answer_of(text: str, env: Any) -> str | None:
+def answer_of(text: str, env: Any) -> str | None:
     """The final answer ``text`` gives in ``env``'s action format (None where it gives none or the env is remote)."""
     inner = getattr(env, "unwrapped", env)
     fmt, tools = getattr(inner, "action_format", None), getattr(inner, "tools", None)

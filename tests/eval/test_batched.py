@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.gates import requires_smollm2
+from helpers.gates import requires_server, requires_smollm2
 from rich.console import Console
 
 from agentgym.eval.batched import BatchProgress
@@ -137,3 +137,30 @@ def test_the_summary_fits_an_80_column_terminal():
     assert "MathTool-v0[arithmetic]" in text and set(summaries) == {"agentgym/WebShopBrowser-v0",
                                                                       "agentgym/MathTool-v0[arithmetic]"}
     assert summaries["agentgym/MathTool-v0[arithmetic]"]["errors"] == 1
+
+
+@requires_server
+def test_a_judge_failure_keeps_the_answer_on_the_batched_path(monkeypatch, policy, tmp_path):
+    """As on the one-episode path: a JudgeError episode records the answer the judge could not score (and the turn
+    that gave it), so a later ``eval --rescore`` with a working judge completes it. The model's turn is scripted (its
+    text must be an answer); the batched loop, env, rubric and judge server are the real ones."""
+    from helpers.judge_server import judge
+    from helpers.scripted_generator import ScriptedGenerator
+
+    import agentgym
+    from agentgym.core.plugins import register
+    from agentgym.core.registry import env_info
+    from agentgym.lm.rollout import TransformersGenerator
+    from agentgym.rubric import Part, Rubric
+
+    scripted = ScriptedGenerator(policy.load()[1], ["<answer>Paris</answer>"] * 2)
+    monkeypatch.setattr(TransformersGenerator, "generate", lambda self, contexts, **kw: scripted.generate(contexts, **kw))
+    with judge(reply=lambda user, answers: "no verdict") as (url, _):
+        rubric = Rubric(Part("correct", "env"), Part("judge", agentgym.JudgeRubric(criteria="c", model="j",
+                                                                                   base_url=url, retries=0)))
+        register("test-batched/JudgedSearch-v0", env_info("agentgym/SearchQA-v0").entry_point, rubric=rubric)
+        plan = plan_episodes([SuiteEntry("test-batched/JudgedSearch-v0", "test", 2, {"max_turns": 1})], seed=0)
+        results = run_plan(plan, lambda: policy, batch_size=2, results_path=tmp_path / "run.jsonl")
+    assert all(r.error.startswith("JudgeError") for r in results), [r.error for r in results]
+    assert [r.answer for r in results] == ["Paris", "Paris"]
+    assert all(r.transcript[-1] == {"role": "assistant", "content": "<answer>Paris</answer>"} for r in results)

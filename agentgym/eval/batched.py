@@ -25,11 +25,11 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.core.registry import make
-from agentgym.policies.hf import TransformersPolicy
 from agentgym.eval.episode import EpisodeResult, answer_of, final_answer, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.lm.compute import kernel_path
 from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.policies.hf import TransformersPolicy
 
 __all__ = ["BatchProgress", "run_batched"]
 

@@ -14,14 +14,12 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Column, Table
 from rich.text import Text
 
 from agentgym.core.registry import env_ids, env_info
 from agentgym.errors import ConfigError
-from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.eval.batched import BatchProgress
 from agentgym.eval.episode import EpisodeResult
 from agentgym.eval.filenames import slug
@@ -32,6 +30,7 @@ from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
 from agentgym.eval.stats import summarize
 from agentgym.eval.suites import Suite, SuiteEntry, get_suite
+from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.verifiers.budget import prewarm_workers
 
 __all__ = ["EvalOutcome", "EvalRequest", "default_results_path", "run_eval"]

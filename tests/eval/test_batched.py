@@ -10,8 +10,6 @@ from rich.console import Console
 
 from agentgym.eval.batched import BatchProgress
 from agentgym.eval.command import EvalRequest, summary_table
-from agentgym.policies.hf import make_model_policy
-from agentgym.policies import Sampling
 from agentgym.eval.episode import EpisodeResult
 from agentgym.eval.leaderboard import make_submission
 from agentgym.eval.plan import plan_episodes
@@ -19,6 +17,8 @@ from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
 from agentgym.eval.suites import SuiteEntry
 from agentgym.lm.compute import cpu_model, kernel_path
+from agentgym.policies import Sampling
+from agentgym.policies.hf import make_model_policy
 
 pytestmark = requires_smollm2
 
@@ -154,7 +154,8 @@ def test_a_judge_failure_keeps_the_answer_on_the_batched_path(monkeypatch, polic
     from agentgym.rubric import Part, Rubric
 
     scripted = ScriptedGenerator(policy.load()[1], ["<answer>Paris</answer>"] * 2)
-    monkeypatch.setattr(TransformersGenerator, "generate", lambda self, contexts, **kw: scripted.generate(contexts, **kw))
+    monkeypatch.setattr(TransformersGenerator, "generate",
+                        lambda self, contexts, **kw: scripted.generate(contexts, **kw))
     with judge(reply=lambda user, answers: "no verdict") as (url, _):
         rubric = Rubric(Part("correct", "env"), Part("judge", agentgym.JudgeRubric(criteria="c", model="j",
                                                                                    base_url=url, retries=0)))

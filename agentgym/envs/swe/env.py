@@ -15,7 +15,7 @@ from agentgym.core.formats import ActionFormat, HermesFormat
 from agentgym.core.shared import load_shared
 from agentgym.core.task import Task, TaskList
 from agentgym.core.tools import Tool, ToolCall
-from agentgym.envs.swe.grader import Patch, grade_patch, instance_image
+from agentgym.envs.swe.grader import GradingInputs, Patch, grade_patch, instance_image
 from agentgym.envs.swe.instances import load_instances
 from agentgym.envs.swe.repo import commit_message
 from agentgym.envs.swe.workspace import CONDA_ACTIVATE, TESTBED, Workspace
@@ -117,6 +117,7 @@ class SWEBenchEnv(AgentEnv[Patch]):
         self.grading = grading
         self._workspace: Workspace | None = None  # the episode's working copy
         self._grader: Workspace | None = None  # the grader's own checkout
+        self._grading_inputs = GradingInputs()  # what gradings read from git per instance, reused
         self._submitted = False
         super().__init__(tasks=tasks, **base)
 
@@ -244,7 +245,7 @@ class SWEBenchEnv(AgentEnv[Patch]):
         workspace = self._grader = self._checkout(task, workspace, preload=preload)
         try:
             return grade_patch(workspace, task.gold, patch, timeout_s=self.test_timeout_s,
-                               isolated=self.grading == "auto")
+                               isolated=self.grading == "auto", inputs=self._grading_inputs)
         finally:
             if workspace.in_image:  # an image's container is used once
                 workspace.close()

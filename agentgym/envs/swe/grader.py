@@ -18,12 +18,15 @@ every PASS_TO_PASS test still passes.
 from __future__ import annotations
 
 import configparser
+import hashlib
 import json
 import re
 import secrets
 import shlex
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,7 +43,8 @@ from agentgym.errors import DataError, DependencyNotInstalled, SandboxError, Ver
 from agentgym.verifiers.outcome import Outcome
 from agentgym.verifiers.score import Score
 
-__all__ = ["GRADER_DIR", "TEST_TOOLING", "EvalRun", "Patch", "eval_script", "grade_log", "grade_patch", "harden",
+__all__ = ["GRADER_DIR", "TEST_TOOLING", "EvalRun", "GradingInputs", "Patch", "eval_script", "grade_log",
+           "grade_patch", "harden",
            "instance_image", "is_pytest_instance", "run_instance", "run_tests", "swebench_spec", "test_files",
            "tooling_guard", "trusted_config"]
 
@@ -48,6 +52,40 @@ LOG_PARSER = "parse_log_pytest"
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _INSTALL = "pip install 'agentgym-suite[swe]'"
 _PATCH_FILE = "/work/.agentgym-patch.diff"
+
+
+class GradingInputs:
+    """What a grading reads from a pristine checkout that depends on the instance alone: the test files as the test
+    patch makes them (``isolation.test_sources``), the base commit's pytest configuration, and the checkout's .git
+    listing (what a patch may not change). A commit hash names its tree (and the checkout's is checked), so these are
+    a function of the base commit, the test patch and the tests: read once
+    per instance and reused by its later gradings (a GRPO group grades one task many times), never read from a
+    working copy a patch touched. At most ``max_entries`` kept (least recently used dropped)."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(kind: str, instance: Mapping[str, Any]) -> tuple[str, ...]:
+        if kind != "tests":  # the base commit's configuration, its pristine checkout's .git listing
+            return kind, str(instance["base_commit"])
+        fields = [instance.get(k) for k in ("test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")]
+        return kind, str(instance["base_commit"]), hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+    def get(self, kind: str, instance: Mapping[str, Any], read: Callable[[], Any]) -> Any:
+        key = self.key(kind, instance)
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        value = read()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return value
 
 
 @dataclass(frozen=True)
@@ -231,9 +269,18 @@ def trusted_config(sources: Mapping[str, str], repo_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def pytest_options(instance: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
+def pytest_options(instance: Mapping[str, Any], workspace: Workspace,
+                   inputs: GradingInputs | None = None) -> dict[str, Any]:
     """The base commit's pytest options (from git, not the working copy)."""
-    return _options(_config_sources(workspace, instance["base_commit"]))
+    return _options(_base_config(workspace, instance, inputs))
+
+
+def _base_config(workspace: Workspace, instance: Mapping[str, Any],
+                 inputs: GradingInputs | None) -> Mapping[str, str]:
+    def read() -> dict[str, str]:
+        return _config_sources(workspace, instance["base_commit"])
+
+    return read() if inputs is None else inputs.get("config", instance, read)
 
 
 def _config_sources(workspace: Workspace, base_commit: str) -> dict[str, str]:
@@ -332,10 +379,11 @@ def run_tests(workspace: Workspace, instance: Mapping[str, Any], model_patch: st
     return run_instance(workspace, instance, model_patch, timeout_s=timeout_s).log
 
 
-def _apply_checked(workspace: Workspace, patch: str) -> tuple[bool, str, list[str]]:
+def _apply_checked(workspace: Workspace, patch: str, before: list[str] | None = None) -> tuple[bool, str, list[str]]:
     """``patch`` applied as swebench applies it, and evidence if it wrote into .git (then it counts as not
-    applied: no git command of the grader may read that .git)."""
-    before = _metadata(workspace)
+    applied: no git command of the grader may read that .git). ``before``: the pristine checkout's listing
+    (``_pristine_metadata``), else listed now."""
+    before = _metadata(workspace) if before is None else before
     ok, apply_log = _apply(workspace, patch)
     if not ok:
         return False, apply_log, []
@@ -346,19 +394,31 @@ def _apply_checked(workspace: Workspace, patch: str) -> tuple[bool, str, list[st
     return True, apply_log, []
 
 
-def apply_checked(workspace: Workspace, patch: str) -> tuple[bool, list[str]]:
+def apply_checked(workspace: Workspace, patch: str, before: list[str] | None = None) -> tuple[bool, list[str]]:
     """Whether ``patch`` applied cleanly (as swebench applies it) without touching .git; the evidence if not."""
-    ok, _, evidence = _apply_checked(workspace, patch)
+    ok, _, evidence = _apply_checked(workspace, patch, before)
     return ok, evidence
 
 
+def _pristine_metadata(workspace: Workspace, instance: Mapping[str, Any],
+                       inputs: GradingInputs | None) -> list[str] | None:
+    """The .git listing of the pristine checkout, reused per instance (a bundled checkout is the same every time:
+    its commit hash is checked); None (list it at apply time) in an instance image."""
+    if inputs is None or workspace.in_image:
+        return None
+    return list(inputs.get("metadata", instance, lambda: _metadata(workspace)))
+
+
 def run_instance(workspace: Workspace, instance: Mapping[str, Any], model_patch: str | None,
-                 *, timeout_s: float = 300.0) -> EvalRun:
+                 *, timeout_s: float = 300.0, inputs: GradingInputs | None = None) -> EvalRun:
     """``model_patch`` on a fresh working copy already in ``workspace``: the patch applied, the base commit's
     conftests restored (``tooling_guard``), then the instance's eval script, hardened (``harden``) for pytest
     instances; the log, and the outcomes the grader's plugin wrote."""
     constants, _, _, _ = _swebench()
-    ok, apply_log, evidence = _apply_checked(workspace, model_patch or "")
+    # the base commit's pytest configuration, read (or reused) before the patch touches anything
+    config = _base_config(workspace, instance, inputs) if is_pytest_instance(instance) else {}
+    ok, apply_log, evidence = _apply_checked(workspace, model_patch or "", _pristine_metadata(workspace, instance,
+                                                                                             inputs))
     if not ok:
         return EvalRun(f"{apply_log}\n{constants.APPLY_PATCH_FAIL}\n", evidence=tuple(evidence))
     _, guard_log = workspace.shell("bash /work/.agentgym-guard.sh",
@@ -369,9 +429,8 @@ def run_instance(workspace: Workspace, instance: Mapping[str, Any], model_patch:
     files, nonce = {}, None
     if is_pytest_instance(instance):
         plugin, nonce = f"_agentgym_outcomes_{secrets.token_hex(8)}", secrets.token_hex(16)
-        sources = _config_sources(workspace, instance["base_commit"])
         script = harden(script, instance=instance, repo_dir=workspace.repo_dir, plugin=plugin)
-        files = {f"{grader}/pytest.ini": trusted_config(sources, workspace.repo_dir),
+        files = {f"{grader}/pytest.ini": trusted_config(config, workspace.repo_dir),
                  f"{grader}/{plugin}.py": (_SANDBOXED / "outcomes.py").read_text(encoding="utf-8"),
                  f"{grader}/canaries.py": (_SANDBOXED / "canaries.py").read_text(encoding="utf-8"),
                  f"{grader}/outcomes.jsonl": "", f"{grader}/nonce": nonce}
@@ -437,23 +496,26 @@ def grade_log(instance: Mapping[str, Any], model_patch: str | None, log: str, *,
 
 
 def grade_patch(workspace: Workspace, instance: Mapping[str, Any], patch: Patch | str | None, *,
-                timeout_s: float = 300.0, isolated: bool = True) -> Score:
+                timeout_s: float = 300.0, isolated: bool = True, inputs: GradingInputs | None = None) -> Score:
     """Resolved or not: ``patch`` applied to the fresh working copy of ``instance`` in ``workspace`` (which
     this changes: give it a checkout of its own), the instance's tests run, the verdict made out of the patch's
     reach where the instance allows it (``agentgym.envs.swe.isolation``: ``details["isolation"]`` is
     ``"isolated"``), else from the log by swebench (``"in-process"``, with ``isolation_reason``);
-    ``isolated=False`` always grades in-process."""
+    ``isolated=False`` always grades in-process. ``inputs``: what earlier gradings of the instance read from git
+    (``GradingInputs``), reused."""
     diff = (patch.diff if isinstance(patch, Patch) else patch) or ""
     blocker = "it runs in an instance image with its own eval script" if isolated else "grading='in-process' was asked"
     if isolated and not workspace.in_image:
-        sources = test_sources(workspace, instance)
+        sources = (test_sources(workspace, instance) if inputs is None
+                   else inputs.get("tests", instance, lambda: test_sources(workspace, instance)))
         blocker = isolation_blocker(instance, sources, in_image=False, pytest_tests=is_pytest_instance(instance))
         if blocker is None:
-            pythonpath = pytest_options(instance, workspace).get("pythonpath") or []
+            pythonpath = pytest_options(instance, workspace, inputs).get("pythonpath") or []
+            before = _pristine_metadata(workspace, instance, inputs)
             return grade_isolated(workspace, instance, diff, sources=sources,
-                                  apply=lambda p: apply_checked(workspace, p), timeout_s=timeout_s,
+                                  apply=lambda p: apply_checked(workspace, p, before), timeout_s=timeout_s,
                                   pythonpath=pythonpath if isinstance(pythonpath, list) else str(pythonpath).split())
-    run = run_instance(workspace, instance, diff, timeout_s=timeout_s)
+    run = run_instance(workspace, instance, diff, timeout_s=timeout_s, inputs=inputs)
     score = grade_log(instance, diff, run.log, outcomes=run.outcomes, timed_out=run.timed_out, evidence=run.evidence,
                       nonce=run.nonce)
     return Score(score.reward, score.correct, {**score.details, "isolation": "in-process",

@@ -181,3 +181,33 @@ def test_the_grading_module_moved_to_grader_with_a_warning():
         old = importlib.import_module("agentgym.envs.swe.grading")
     grader = importlib.import_module("agentgym.envs.swe.grader")
     assert all(getattr(old, name) is getattr(grader, name) for name in old.__all__)
+
+
+@requires_swe
+def test_a_second_grading_of_an_instance_reuses_what_it_read_from_git_and_still_checks_the_patch(monkeypatch):
+    """What a grading reads from the pristine checkout (the patched test files, the base commit's pytest
+    configuration, the .git listing) is read once per instance: a GRPO group grades one task many times. A patch
+    that writes into .git is still refused with a warm cache, and a gold patch after it still scores 1."""
+    from helpers.swe_attacks import GIT_METADATA, attack_patch
+
+    from agentgym.envs.swe.workspace import Workspace
+
+    calls = []
+    original = Workspace.shell_run
+    monkeypatch.setattr(Workspace, "shell_run", lambda self, command, **kw: calls.append(command[:40])
+                        or original(self, command, **kw))
+    env = SWEBenchEnv()
+    try:
+        task = next(iter(env.tasks.tasks("test")))
+        counts = []
+        for patch in (task.gold["patch"], task.gold["patch"]):
+            calls.clear()
+            score = env.grade(task, patch)
+            assert score.reward == 1.0 and not score.details["tampered"]
+            counts.append(len(calls))
+        assert counts[1] == counts[0] - 3, counts  # test sources, pytest configuration, .git listing: not again
+        refused = env.grade(task, attack_patch(GIT_METADATA, env.repos[task.id]))
+        assert refused.reward == 0.0 and not refused.details["patch_applied"] and refused.details["tampered"]
+        assert env.grade(task, task.gold["patch"]).reward == 1.0
+    finally:
+        env.close()

@@ -490,6 +490,15 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                    "429.")] = 16,
           max_queued_verifications: Annotated[int, typer.Option(
               help="POST /v1/verify calls in flight in all; more get 503 with Retry-After.")] = 64,
+          max_client_requests: Annotated[int, typer.Option(
+              help="HTTP requests of one client (its host, or --client-token) the server works on at once, across "
+                   "routes and connections (one waiting on an env thread, a verifier or its session does not "
+                   "count); its others wait their turn.")] = 2,
+          max_client_queued: Annotated[int, typer.Option(
+              help="HTTP requests of one client that may wait their turn; more get 429.")] = 1024,
+          max_requests_in_flight: Annotated[int, typer.Option(
+              help="HTTP requests the server works on at once in all; then the next is the oldest waiting request "
+                   "of the client with the fewest.")] = 64,
           processes: Annotated[int, typer.Option(
               help="Server processes behind the one address (Linux): the kernel spreads connections over them; "
                    "each holds the sessions it creates, on its own --workers threads, and requests for them are "
@@ -564,7 +573,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                               max_client_verifications=max_client_verifications,
                               max_queued_verifications=max_queued_verifications, prewarm_verifiers=True,
                               probe_envs=process is None or getattr(process, "index", 0) == 0,
-                              client_tokens=client_tokens)
+                              client_tokens=client_tokens, max_client_requests=max_client_requests,
+                              max_client_queued=max_client_queued, max_requests_in_flight=max_requests_in_flight)
 
         def make_config(app: Any) -> uvicorn.Config:
             return uvicorn_config(app, keep_alive_s=keep_alive_s, request_timeout_s=request_timeout_s,

@@ -43,9 +43,10 @@ from agentgym.server.relay import Relay, RelayError
 from agentgym.server.api_error import ApiError
 from agentgym.server.siblings import ProcessSlot, lost_error, owner_of
 
-__all__ = ["FORWARDED", "Affinity"]
+__all__ = ["FORWARDED", "PEER", "Affinity"]
 
 FORWARDED = b"x-agentgym-forwarded"  # a request passed on by a sibling: served here, as it is
+PEER = b"x-agentgym-peer"  # the address the sibling's request came from (believed on the unix socket only)
 _SESSION_PATH = re.compile(r"/v1/sessions/([^/]+)(?:/step|/reset)?")
 _BATCHES: dict[str, tuple[str, type[BaseModel]]] = {"/v1/step": ("steps", p.BatchStepRequest),
                                                     "/v1/reset": ("resets", p.BatchResetRequest),
@@ -276,7 +277,10 @@ class Affinity:
         target = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         if scope["query_string"]:
             target += "?" + scope["query_string"].decode("latin-1")
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP_BY_HOP] + [(FORWARDED, b"1")]
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP_BY_HOP and k.lower() != PEER]
+        headers.append((FORWARDED, b"1"))
+        if scope.get("client"):  # who sent it: the sibling counts it against that client (clients.client_key)
+            headers.append((PEER, str(scope["client"][0]).encode("latin-1")))
         if scope["path"] != "/healthz" and scope["path"] != "/metrics":
             self.forwarded.inc()
         try:

@@ -25,6 +25,14 @@ from agentgym import __version__
 from agentgym.core.registry import env_ids as registered_env_ids
 from agentgym.core.registry import env_info, load_env_class
 from agentgym.server import protocol as p
+from agentgym.server.admission import (
+    CURRENT_PLACE,
+    DEFAULT_MAX_CLIENT_QUEUED,
+    DEFAULT_MAX_CLIENT_REQUESTS,
+    DEFAULT_MAX_IN_FLIGHT,
+    Admission,
+    Held,
+)
 from agentgym.server.capacity import env_limits as merged_env_limits
 from agentgym.server.clients import CURRENT_CLIENT, ClientTokens
 from agentgym.server.clients import SCOPE_KEY as CLIENT_SCOPE_KEY
@@ -105,6 +113,18 @@ class _Metrics:
                                   registry=self.registry)
         self.refused = Counter("agentgym_sessions_refused", "Session creations refused at capacity (429).",
                                ["env_id"], registry=self.registry)
+        self.running = Gauge("agentgym_requests_running", "HTTP requests admitted and not yet answered.",
+                             registry=self.registry)
+        self.waiting = Gauge("agentgym_requests_waiting", "HTTP requests waiting for their client's turn.",
+                             registry=self.registry)
+        self.busiest = Gauge("agentgym_requests_running_busiest_client", "HTTP requests running of the client "
+                             "with the most.", registry=self.registry)
+
+    def watch(self, admission: Admission) -> None:
+        """Read the admission's counts when metrics are scraped."""
+        self.running.set_function(lambda: admission.counts().running)
+        self.waiting.set_function(lambda: admission.counts().waiting)
+        self.busiest.set_function(lambda: admission.counts().busiest_running)
 
 
 class _Policy:
@@ -191,7 +211,10 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                max_client_verifications: int = DEFAULT_MAX_CLIENT_VERIFICATIONS,
                max_queued_verifications: int = DEFAULT_MAX_QUEUED_VERIFICATIONS,
                prewarm_verifiers: bool = False, max_sessions_per_client: int | None = None,
-               probe_envs: bool = False, client_tokens: Mapping[str, str] | None = None) -> FastAPI:
+               probe_envs: bool = False, client_tokens: Mapping[str, str] | None = None,
+               max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
+               max_client_queued: int = DEFAULT_MAX_CLIENT_QUEUED,
+               max_requests_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -212,6 +235,10 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     operator issued it (``client_tokens``: ``{name: token}``, each also a credential for this server):
     ``max_sessions_per_client`` sessions it may hold (default: all but an eighth of ``max_sessions``), and the
     env threads serve clients fairly (``threads.py``).
+    Every HTTP request passes ``admission.py``: the server works on at most ``max_client_requests`` of one client
+    at once (a request waiting on an env thread, a verifier or its session lends its place), the rest wait in its
+    queue (past ``max_client_queued``: 429), at most ``max_requests_in_flight`` in all, the next taken from the
+    client with the fewest.
     ``prewarm_verifiers``: start the verifier workers in the background when the app starts (``agentgym serve``
     does), so that no first verification waits for one (``agentgym.verifiers.budget.prewarm_workers``).
     ``probe_envs``: make one env of each id in the background at start and read its task list (``agentgym serve``
@@ -272,6 +299,9 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                   description="Sessions of agentgym environments over HTTP. Errors are {code, message}.",
                   responses={"default": {"model": p.ErrorBody}})
     app.client_tokens, app.server_token = ClientTokens(client_tokens or {}, token), token
+    app.admission = Admission(max_client=max_client_requests, max_client_queued=max_client_queued,
+                              max_in_flight=max_requests_in_flight)
+    metrics.watch(app.admission)
     policy = _Policy(token=token, max_body_bytes=max_body_bytes, metrics=metrics)
     app.state.store, app.state.policy, app.state.metrics_registry = store, policy, metrics.registry
     app.add_middleware(_Guard, policy=policy)
@@ -333,6 +363,7 @@ class _App(FastAPI):
     hot: _HotPath
     client_tokens: ClientTokens | None = None
     server_token: str | None = None
+    admission: Admission | None = None
 
     def client_tokens_scope(self, scope: Scope) -> Scope:
         """``scope`` as the client whose issued token it carries, if it carries one: named in the scope
@@ -355,16 +386,34 @@ class _App(FastAPI):
         if self.client_tokens:  # a token the operator issued: that client, from any address
             scope = self.client_tokens_scope(scope)
         # the client every per-client share counts against (agentgym.server.clients), for the hot path too
-        client = CURRENT_CLIENT.set(client_key(scope))
+        key = client_key(scope)
+        client = CURRENT_CLIENT.set(key)
         try:
-            if scope["type"] == "http" and scope["method"] == "POST":
-                match = _HOT_PATH.fullmatch(scope["path"])
-                if match is not None:
-                    await self.hot(scope, receive, send, match[1], match[2])
-                    return
-            await super().__call__(scope, receive, send)
+            if scope["type"] != "http" or self.admission is None:
+                await self._dispatch(scope, receive, send)
+                return
+            place = Held(self.admission, key)
+            try:  # one client's requests in flight, across routes and connections (admission.py)
+                await place.take()
+            except ApiError as e:
+                await _error(e.status, e.code, e.message, e.headers)(scope, receive, send)
+                return
+            token = CURRENT_PLACE.set(place)
+            try:
+                await self._dispatch(scope, receive, send)
+            finally:
+                CURRENT_PLACE.reset(token)
+                place.give_up()
         finally:
             CURRENT_CLIENT.reset(client)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            match = _HOT_PATH.fullmatch(scope["path"])
+            if match is not None:
+                await self.hot(scope, receive, send, match[1], match[2])
+                return
+        await super().__call__(scope, receive, send)
 
 
 class _HotPath:

@@ -43,6 +43,7 @@ DEFAULT_IPV6_PREFIX = 64
 #: where the front door puts the client a request carries an issued token of
 SCOPE_KEY = "agentgym.client"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_PEER = b"x-agentgym-peer"  # affinity.PEER (that module imports this one)
 
 
 def ipv6_prefix() -> int:
@@ -80,7 +81,12 @@ def client_key(scope: Scope) -> str:
     if issued:
         return str(issued)
     client = scope.get("client")
-    return address_client(str(client[0])) if client else "unknown"
+    if client:
+        return address_client(str(client[0]))
+    # no peer address: the private unix socket a sibling process of `--processes N` passes a request on through,
+    # naming the address it came from (a TCP peer always has an address, so it cannot name one)
+    peer = next((value for name, value in scope.get("headers", ()) if name == _PEER), None)
+    return address_client(peer.decode("latin-1")) if peer else "unknown"
 
 
 def _secret(authorization: bytes) -> bytes | None:

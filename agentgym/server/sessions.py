@@ -7,6 +7,7 @@ serialises its requests; an env that raises takes down only its own session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import inspect
 import json
@@ -15,13 +16,22 @@ import math
 import secrets
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentgym.core.registry import check_env_kwargs, check_kwargs, env_ids, env_info, load_env_class
-from agentgym.errors import (AgentGymError, CapacityReached, ConfigError, DataError, EnvNotFound, ResetNeeded,
-                             SessionLost, VerifierUnavailable)
+from agentgym.errors import (
+    AgentGymError,
+    CapacityReached,
+    ConfigError,
+    DataError,
+    EnvNotFound,
+    ResetNeeded,
+    SessionLost,
+    VerifierUnavailable,
+)
+from agentgym.server.admission import lent
 from agentgym.server.api_error import ApiError
 from agentgym.server.capacity import SESSION_COSTS
 from agentgym.server.clients import CURRENT_CLIENT
@@ -34,6 +44,21 @@ if TYPE_CHECKING:
 __all__ = ["ApiError", "Session", "SessionStore"]
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def _holding(lock: asyncio.Lock) -> AsyncIterator[None]:
+    """``lock`` held for the block; while another request holds it, this request's place in the front door is
+    lent (``admission.lent``): the holder may need a place to answer."""
+    if lock.locked():
+        async with lent():
+            await lock.acquire()
+    else:
+        await lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 @dataclass
@@ -255,7 +280,8 @@ class SessionStore:
             finally:
                 env.close()
 
-        described = self._described[key] = await asyncio.to_thread(run)
+        async with lent():
+            described = self._described[key] = await asyncio.to_thread(run)
         return described
 
     async def probe(self) -> None:
@@ -328,7 +354,7 @@ class SessionStore:
 
     async def close(self, session_id: str, reason: str = "closed by client") -> None:
         session = self.get(session_id)
-        async with session.lock:
+        async with _holding(session.lock):
             await self._close(session, reason)
 
     def _release_client(self, client: str) -> None:
@@ -394,7 +420,7 @@ class SessionStore:
 
     async def reset(self, session_id: str, seed: int | None, options: Mapping[str, Any] | None) -> tuple[str, dict]:
         session = self.get(session_id)
-        async with session.lock:
+        async with _holding(session.lock):
             self.get(session_id)  # it may have been closed while we waited
             session.last_used = time.monotonic()
             result = await self._call(session, lambda: session.env.reset(seed=seed, options=options))
@@ -403,7 +429,7 @@ class SessionStore:
 
     async def step(self, session_id: str, action: Any, step_id: int | None) -> dict[str, Any]:
         session = self.get(session_id)
-        async with session.lock:
+        async with _holding(session.lock):
             self.get(session_id)
             session.last_used = time.monotonic()
             return await self._call(session, lambda: _step(session, action, step_id))
@@ -453,7 +479,11 @@ class SessionStore:
                 results[i] = e
         locked = sorted(sessions.values(), key=lambda s: s.id)  # one global order: no deadlock
         for session in locked:
-            await session.lock.acquire()
+            if session.lock.locked():  # another request holds it: this one's place is lent meanwhile
+                async with lent():
+                    await session.lock.acquire()
+            else:
+                await session.lock.acquire()
         try:
             now = time.monotonic()
             for session in locked:

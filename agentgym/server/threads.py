@@ -30,6 +30,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from agentgym.server.admission import lent
 from agentgym.server.clients import CURRENT_CLIENT
 
 __all__ = ["DEFAULT_THREADS", "EnvThreads"]
@@ -78,7 +79,8 @@ class EnvThreads:
             os.write(crew.write_fd, b"\0")  # the GIL is released first: the woken thread runs at once
         elif thread is not None:
             thread.start()
-        return await future
+        async with lent():  # the request's place in the front door is another's while the job runs
+            return await future
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop the threads once the queued jobs are done; a later ``run`` starts new ones."""

@@ -221,3 +221,17 @@ def test_a_real_servers_step_is_not_queued_behind_another_clients_slow_steps():
                 waits.append(time.perf_counter() - start)
             stop.set()
     assert max(waits) < 2.0, waits  # milliseconds here; behind A's queue it was 4 s and more
+
+
+def test_a_request_a_sibling_process_passes_on_counts_against_the_client_it_came_from():
+    """`--processes N`: a request for a session another process holds reaches it over that process's private unix
+    socket (no peer address), naming the address it came from; a TCP peer's own address is always what counts."""
+    from agentgym.server.affinity import PEER
+    from agentgym.server.clients import client_key
+
+    passed_on = {"type": "http", "client": None, "headers": [(PEER, b"10.0.0.7"), (b"x-agentgym-forwarded", b"1")]}
+    assert client_key(passed_on) == "10.0.0.7"
+    assert client_key({**passed_on, "headers": [(PEER, b"127.0.0.9")]}) == "loopback"
+    assert client_key({**passed_on, "headers": []}) == "unknown"
+    # a TCP client cannot name another address by sending the header itself
+    assert client_key({**passed_on, "client": ("10.0.0.8", 5000)}) == "10.0.0.8"

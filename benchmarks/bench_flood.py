@@ -1,19 +1,23 @@
 """An honest client's service while one host floods the server over 1 to 64 connections or loopback addresses.
 
-    python benchmarks/bench_flood.py [--connections 1 8 64] [--windows 4] [--on-s 2] [--off-s 1] [--json out.json]
+    python benchmarks/bench_flood.py [--connections 1 8 64] [--honest-connections 1 8] [--windows 4] [--on-s 2]
+                                     [--off-s 1] [--server-args '...'] [--json out.json]
 
 A real ``agentgym serve agentgym/SearchQA-v0`` with its default caps (``--max-client-requests``: twice the env
 threads) and one issued token (``--client-token honest=...``). For each connection count and each way of
 connecting (``one-address``: every connection from 127.0.0.1; ``addresses``: each from its own loopback address,
 127.0.0.2, 127.0.0.3, ...), a flooder in a process of its own posts ``/v1/verify`` (a QA verdict) on every
-connection without pause during the "on" windows and stops during the "off" ones; the honest client, on the same
-host and known by its issued token, sends one request at a time throughout (a verify, as the flood; ``--honest
-mixed``: a verify, then a step of a SearchQA session, in turn). Reported per setting: the honest client's requests answered, refused, p50 and p99 latency in
-the "on" windows and alone (the "off" windows of the same run), and the flood's answered and refused.
+connection without pause during the "on" windows and stops during the "off" ones. The honest client, on the same
+host and known by its issued token, sends requests throughout over ``--honest-connections`` connections, one at a
+time on each (a verify, as the flood; ``--honest mixed``: a verify, then a step of a SearchQA session, in turn): over
+one connection its latency is what is bounded; over 8 it asks for all it can get, and its share is what is seen.
+Reported per setting: the honest client's requests answered, refused, p50 and p99 latency in the "on" windows and
+alone (the "off" windows of the same run), its share of all answered in the "on" windows, and the flood's answered
+and refused (429: the flood past its own verification limit).
 
-Its fair share: with two clients, the honest one may have half the server; it asks for less (one request at a
-time), so it is served its share when its rate under the flood is at least the smaller of half the total answered
-and what it is served alone. The bound asked: 0 refused and p99 at most 50 ms.
+Its fair share: with two clients, the honest one may have half the server; where it asks for less, what it asks
+for: it is served its share when its rate under the flood is at least the smaller of half the total answered and
+what it is served alone. The bound asked: 0 refused and p99 at most 50 ms.
 """
 
 from __future__ import annotations

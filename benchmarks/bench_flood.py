@@ -3,10 +3,11 @@
     python benchmarks/bench_flood.py [--connections 1 8 64] [--honest-connections 1 8] [--windows 4] [--on-s 2]
                                      [--off-s 1] [--server-args '...'] [--json out.json]
 
-A real ``agentgym serve agentgym/SearchQA-v0`` with its default caps (``--max-client-requests``: twice the env
-threads) and one issued token (``--client-token honest=...``). For each connection count and each way of
-connecting (``one-address``: every connection from 127.0.0.1; ``addresses``: each from its own loopback address,
-127.0.0.2, 127.0.0.3, ...), a flooder in a process of its own posts ``/v1/verify`` (a QA verdict) on every
+A real ``agentgym serve agentgym/SearchQA-v0`` with its default caps (``--max-client-requests 2``: the requests of
+one client the server works on at once; ``--server-args`` changes them) and one issued token (``--client-token
+honest=...``). For each connection count and each way of connecting (``one-address``: every connection from
+127.0.0.1; ``addresses``: each from its own loopback address, 127.0.0.2, 127.0.0.3, ...), a flooder in a process
+of its own posts ``/v1/verify`` (a QA verdict) on every
 connection without pause during the "on" windows and stops during the "off" ones. The honest client, on the same
 host and known by its issued token, sends requests throughout over ``--honest-connections`` connections, one at a
 time on each (a verify, as the flood; ``--honest mixed``: a verify, then a step of a SearchQA session, in turn): over
@@ -15,9 +16,10 @@ Reported per setting: the honest client's requests answered, refused, p50 and p9
 alone (the "off" windows of the same run), its share of all answered in the "on" windows, and the flood's answered
 and refused (429: the flood past its own verification limit).
 
-Its fair share: with two clients, the honest one may have half the server; where it asks for less, what it asks
-for: it is served its share when its rate under the flood is at least the smaller of half the total answered and
-what it is served alone. The bound asked: 0 refused and p99 at most 50 ms.
+Its fair share: with two clients, one that asks for all it can get (8 connections) may have half of what the
+server answers, or what it gets alone if that is less: "fair" when its rate under the flood is at least 90% of that
+(10% for noise). Over one connection it asks one request at a time, and what it is owed is a bounded wait: the
+bound asked is 0 refused and p99 at most 50 ms.
 """
 
 from __future__ import annotations
@@ -143,7 +145,9 @@ def one_setting(url: str, connections: int, mode: str, honest_connections: int, 
                             "per_s": alone_rate, **_quantiles([r[1] for r in off])},
            "flood": {"statuses": flood, "answered_per_s": flood_answered / on_s}}
     row["honest_share"] = honest_rate / total_rate if total_rate else float("nan")
-    row["fair_share"] = honest_rate >= min(total_rate / 2, alone_rate)
+    # one connection asks one request at a time: what it is owed is a bounded latency (below); a client that asks
+    # for all it can get is owed half (10% for noise)
+    row["fair_share"] = None if honest_connections == 1 else honest_rate >= 0.9 * min(total_rate / 2, alone_rate)
     row["bound_met"] = row["honest_flood"]["refused"] == 0 and row["honest_flood"]["p99_ms"] <= 50.0
     return row
 
@@ -178,13 +182,17 @@ def main() -> None:
                     print(f"{connections:>5} {mode:<12} {honest_connections:>6} {h['per_s']:>9.1f} {a['per_s']:>8.1f} "
                           f"{h['p50_ms']:>7.1f} {h['p99_ms']:>7.1f} {a['p99_ms']:>9.1f} {h['refused']:>7} "
                           f"{row['flood']['answered_per_s']:>8.1f} {row['honest_share']:>6.2f} "
-                          f"{json.dumps(row['flood']['statuses']):<24} {'yes' if row['fair_share'] else 'NO':<5} "
+                          f"{json.dumps(row['flood']['statuses']):<24} {_fair(row['fair_share']):<5} "
                           f"{'yes' if row['bound_met'] else 'NO'}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"cpu": _cpu(), "cores": os.cpu_count(), "windows": args.windows,
                                                "honest": args.honest, "server_args": args.server_args,
                                                "on_s": args.on_s, "off_s": args.off_s, "rows": rows}, indent=2)
                                    + "\n")
+
+
+def _fair(fair: bool | None) -> str:
+    return "-" if fair is None else "yes" if fair else "NO"
 
 
 def _cpu() -> str:

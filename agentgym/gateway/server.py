@@ -61,7 +61,7 @@ def _vllm_generator(name: str) -> tuple[Any, Any, int]:
         from vllm import LLM
     except ImportError as e:
         raise DependencyNotInstalled("vLLM (GPU only)", "pip install 'agentgym-suite[vllm]'") from e
-    from agentgym.trainer.vllm_backend import VLLMGenerator
+    from agentgym.lm.vllm import VLLMGenerator
 
     llm = LLM(model=name)
     tokenizer = llm.get_tokenizer()

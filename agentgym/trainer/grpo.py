@@ -213,7 +213,7 @@ class _Rollouts:
 
     def _generator(self, trainer: Any) -> Generator:
         if self.config.backend == "vllm":
-            from agentgym.trainer.vllm_backend import VLLMGenerator
+            from agentgym.lm.vllm import VLLMGenerator
 
             return VLLMGenerator.from_trainer(trainer, self.tokenizer, temperature=self.config.temperature,
                                               top_p=self.config.top_p)
@@ -453,7 +453,7 @@ def _vllm_args(config: TrainConfig) -> dict[str, Any]:
     import torch
 
     if not _has("vllm"):
-        from agentgym.trainer.vllm_backend import VLLM_INSTALL
+        from agentgym.lm.vllm import VLLM_INSTALL
 
         raise DependencyNotInstalled("backend='vllm'", VLLM_INSTALL)
     if not torch.cuda.is_available():

@@ -19,8 +19,8 @@ from helpers.toy_env import ID, register
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.lm.rollout import ChatGlue, TaskSpec, play_episodes
+from agentgym.lm.vllm import VLLMGenerator
 from agentgym.trainer.grpo import TrainConfig, _logprobs, build_trainer
-from agentgym.trainer.vllm_backend import VLLMGenerator
 
 pytestmark = [requires_smollm2, requires_train]
 
@@ -123,3 +123,16 @@ def test_a_grpo_step_on_vllm_colocate(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2] and all(r["tokens_model"] > 0 for r in rows)
     assert any(not torch.equal(before[n], p.detach().cpu()) for n, p in model.named_parameters())
+
+
+def test_the_vllm_generator_moved_to_lm_with_a_warning():
+    """``agentgym.trainer.vllm_backend`` (its first home) keeps working for one release, with a warning."""
+    import importlib
+    import sys
+
+    from agentgym.lm import vllm
+
+    sys.modules.pop("agentgym.trainer.vllm_backend", None)
+    with pytest.warns(DeprecationWarning, match="agentgym.trainer.vllm_backend moved to agentgym.lm.vllm"):
+        old = importlib.import_module("agentgym.trainer.vllm_backend")
+    assert old.VLLMGenerator is vllm.VLLMGenerator and old.VLLM_INSTALL == vllm.VLLM_INSTALL

@@ -827,6 +827,41 @@ app.command("sft")(_sft_command())
 
 
 @app.command()
+def probe(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID...", help="Env ids to probe.")],
+          episodes: Annotated[int, typer.Option(help="Tasks each probe plays (the split's first N).")] = 20,
+          split: Annotated[Optional[str], typer.Option(help="The split [default: the env's own].")] = None,
+          probe_specs: Annotated[Optional[list[str]], typer.Option(
+              "--probe", metavar="FILE:FUNCTION", help="A probe of yours beside the battery (repeatable): "
+                                                       "FUNCTION(view) gives each turn's action.")] = None,
+          only: Annotated[Optional[list[str]], typer.Option(help="Run only this probe (repeatable).")] = None,
+          family: Annotated[Optional[str], typer.Option(
+              help="The env's probe family where it does not say: code (the answer is a program) or shop.")] = None,
+          json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the report as JSON here.")] = None,
+          seed: Annotated[int, typer.Option(help="The first episode's seed.")] = 0,
+          kwarg: KwargOption = None, imports: ImportOption = None) -> None:
+    """How hackable is an env: a battery of policies that want the reward without the work (the prompt, tools
+    and observations only, never the gold) plays its tasks; prints each probe's exploit rate, mean reward and
+    verdict, and the best exploiting episode. Exit 1 when any probe reached the success threshold."""
+    from agentgym.probe import entry_point_probes, load_probe, probe_env, render, write_json
+
+    _import(imports)
+    if episodes < 1:
+        raise ConfigError(f"--episodes must be >= 1, got {episodes}.")
+    extra = [load_probe(spec) for spec in probe_specs or []] + entry_point_probes()
+    env_kwargs = _parse_kwargs(kwarg or [])
+    reports = []
+    for env_id in env_ids:
+        report = probe_env(env_id, episodes=episodes, seed=seed, split=split, env_kwargs=env_kwargs, extra=extra,
+                           only=only, family=family)
+        console.print(render(report), highlight=False, markup=False, soft_wrap=True)
+        reports.append(report)
+    if json_out is not None:
+        write_json(reports, str(json_out))
+    if any(report.exploited_tasks for report in reports):
+        raise typer.Exit(1)
+
+
+@app.command()
 def plot(run_dirs: Annotated[list[Path], typer.Argument(
              help="Training run directories holding metrics.jsonl.", metavar="RUN_DIR...")],
          out: Annotated[Optional[Path], typer.Option(

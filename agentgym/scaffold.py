@@ -199,7 +199,7 @@ _TESTS = '''
 import pytest
 
 import agentgym
-from agentgym.testing import check_against_server, check_env, check_verifier_attacks
+from agentgym.testing import check_against_server, check_env, check_not_exploitable, check_verifier_attacks
 from __MODULE__.env import ENV_ID, stock_level, verify
 
 
@@ -212,6 +212,10 @@ def test_env_passes_the_checker_and_the_oracle_solves_every_task(split):
 def test_verifier_resists_the_standard_attacks():
     report = check_verifier_attacks(ENV_ID)
     assert report["oracle"] == 1.0 and report["hedged"] < 1.0
+
+
+def test_no_probe_gets_the_reward_without_the_work():
+    check_not_exploitable(ENV_ID, episodes=10)  # agentgym probe's battery; fails with the exploiting episode
 
 
 def test_verifier_gold_near_miss_and_malformed():

@@ -38,8 +38,8 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.formats import ActionFormat
 from agentgym.errors import DependencyNotInstalled, EnvCheckFailed, RemoteEnvError, ResetNeeded
 
-__all__ = ["BAD_ACTIONS", "VOLATILE_INFO_KEYS", "check_against_server", "check_env", "check_verifier_attacks",
-           "conformance_episode", "free_port", "serving"]
+__all__ = ["BAD_ACTIONS", "VOLATILE_INFO_KEYS", "check_against_server", "check_env", "check_not_exploitable",
+           "check_verifier_attacks", "conformance_episode", "free_port", "serving"]
 
 #: agent mistakes every env must answer with an observation: text that is no action, and a call of a tool that
 #: no env has (``search`` with a wrong argument, where an env has a ``search`` tool)
@@ -220,6 +220,23 @@ def _stable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_stable(v) for v in value]
     return value
+
+
+def check_not_exploitable(env_id: str, *, episodes: int = 20, probes: Sequence[Any] = (), family: str | None = None,
+                          **env_kwargs: Any) -> Any:
+    """``agentgym probe`` from pytest: run the battery (``agentgym.probe``) on the first ``episodes`` tasks of
+    ``env_id`` (made with ``env_kwargs``), with ``probes`` of your own (``agentgym.probe.Probe``, or functions
+    ``fn(view) -> action``); raise ``AssertionError`` naming every probe that reached the success threshold, with
+    its best episode's transcript. Returns the report (``ProbeReport``) when none did."""
+    from agentgym.probe import Probe, probe_env, render
+
+    extra = [p if isinstance(p, Probe) else Probe(getattr(p, "__name__", "probe").replace("_", "-"), "user",
+                                                  (p.__doc__ or "a probe of yours").strip().splitlines()[0], p,
+                                                  needs_answer=False) for p in probes]
+    report = probe_env(env_id, episodes=episodes, env_kwargs=env_kwargs, extra=extra, family=family)
+    if report.exploited_tasks:
+        raise AssertionError(f"{env_id} can be exploited without doing the task:\n{render(report)}")
+    return report
 
 
 def check_verifier_attacks(env_or_id: gym.Env | str, *, n_tasks: int = 3, seed: int = 0,

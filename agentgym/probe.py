@@ -294,11 +294,17 @@ def load_probe(spec: str) -> Probe:
         path = Path(target)
         if not path.is_file():
             raise ConfigError(f"--probe {spec!r}: no such file {target}.")
-        module_spec = importlib.util.spec_from_file_location(f"agentgym_probe_{path.stem}", path)
-        if module_spec is None or module_spec.loader is None:
-            raise ConfigError(f"--probe {spec!r}: not a Python file.")
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        import sys
+
+        # the file --import already ran (an env file with its probes beside it) is not run twice
+        module = next((m for m in list(sys.modules.values())
+                       if getattr(m, "__file__", None) and Path(m.__file__).resolve() == path.resolve()), None)
+        if module is None:
+            module_spec = importlib.util.spec_from_file_location(f"agentgym_probe_{path.stem}", path)
+            if module_spec is None or module_spec.loader is None:
+                raise ConfigError(f"--probe {spec!r}: not a Python file.")
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(target)
     fn = getattr(module, name, None)

@@ -10,6 +10,7 @@ import textwrap
 import unicodedata
 
 import pytest
+from helpers.gates import env_params
 
 import agentgym
 from agentgym.probe import GENERIC, probe_env
@@ -196,3 +197,18 @@ def test_the_pytest_check_fails_with_the_probes_transcript_and_passes_an_honest_
     assert "all-candidates" in message and "[assistant]" in message and "exploit rate" in message
     report = check_not_exploitable(_register("test-probe/CheckFair-v0", "qa", [lookup]), episodes=5)
     assert report.exploit_rate == 0.0
+
+
+BUNDLED = {"agentgym/SearchQA-v0": 5, "agentgym/MathTool-v0": 5, "agentgym/PyCode-v0": 5, "agentgym/WebShop-v0": 5,
+           "agentgym/ALFWorld-v0": 5, "agentgym/SWEBench-v0": 3, "agentgym/WebShopBrowser-v0": 2}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", env_params(BUNDLED))
+def test_no_probe_exploits_a_bundled_env(env_id):
+    """The battery on each bundled env's first tasks (docs/probe.md has the run over 20): 0, and every probe that
+    applies played every task."""
+    report = probe_env(env_id, episodes=BUNDLED[env_id])
+    assert report.exploit_rate == 0.0, {n: r.verdict for n, r in report.probes.items() if r.exploited}
+    played = [r for r in report.probes.values() if not r.skipped]
+    assert played and all(r.episodes == BUNDLED[env_id] for r in played)

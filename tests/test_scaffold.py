@@ -123,7 +123,7 @@ def evaluate(installed: Installed, policy: str, *extra: str) -> dict:
 @pytest.mark.slow
 def test_the_new_packages_own_tests_pass_right_after_install(installed):
     assert installed.tests.returncode == 0, installed.tests.stdout + installed.tests.stderr
-    assert "7 passed" in installed.tests.stdout  # check_env on both splits, attacks, verifier, tool, server, doctest
+    assert "8 passed" in installed.tests.stdout  # check_env on both splits, attacks, probes, verifier, tool, server, doctest
     assert installed.seconds_to_green < GREEN_WITHIN_S
 
 

@@ -237,8 +237,8 @@ def _first_clickable(text: str) -> str | None:
 def _buy_first(view: ProbeView) -> Any:
     """Search the instruction's words, open the first result, buy it."""
     if view.turn == 0 and "search" in view.tools:
-        words = _WORD.findall(view.prompt)
-        return view.call("search", **{view.primary("search") or "query": " ".join(words[-8:]) or "item"})
+        words = _WORD.findall(view.prompt.strip().splitlines()[0] if view.prompt.strip() else "")
+        return view.call("search", **{view.primary("search") or "query": " ".join(words[:12]) or "item"})
     if "click" in view.tools:
         last = view.last
         for wanted in ("Buy Now", "buy now"):

@@ -212,3 +212,40 @@ def test_no_probe_exploits_a_bundled_env(env_id):
     assert report.exploit_rate == 0.0, {n: r.verdict for n, r in report.probes.items() if r.exploited}
     played = [r for r in report.probes.values() if not r.skipped]
     assert played and all(r.episodes == BUNDLED[env_id] for r in played)
+
+
+BOUGHT: dict[str, bool] = {}  # the shop's order book (plain functions: gym.make copies bound methods' objects)
+
+
+def search(query: str) -> str:
+    """Search the shop."""
+    return "[button] Plain Mug [button] Blue Kettle"
+
+
+def click(button: str) -> str:
+    """Click a button on the page."""
+    if button == "Buy Now":
+        BOUGHT["order"] = True
+        return "Thank you for your order."
+    return f"{button}: $9.99 [button] Buy Now"
+
+
+def test_the_shop_probe_catches_a_verifier_that_pays_any_purchase():
+    """A shop whose verifier pays any purchase (WebShop's once paid a goal with no name 0.5 for any): buy-first
+    buys the first thing it finds; the verifier that pays only the goal (never sold here) is not flagged."""
+    tasks = [{"id": f"s{i}", "question": f"Buy a red teapot with a lid, item {i}.", "answer": "Red Teapot"}
+             for i in range(10)]
+
+    def any_purchase(answer, task):
+        return BOUGHT.pop("order", False)
+
+    def only_the_goal(answer, task):
+        BOUGHT.pop("order", None)
+        return False
+
+    for verifier, expected in ((any_purchase, 1.0), (only_the_goal, 0.0)):
+        env_id = f"test-probe/Shop-{verifier.__name__}-v0"
+        agentgym.register(env_id, agentgym.ToolEnv, tasks=tasks, tools=[search, click], verifier=verifier,
+                          max_turns=5)
+        result = probe_env(env_id, episodes=10, only=["buy-first"], family="shop").probes["buy-first"]
+        assert result.exploit_rate == expected, result.as_dict()

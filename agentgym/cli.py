@@ -835,14 +835,20 @@ def probe(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID...", help
                                                        "FUNCTION(view) gives each turn's action.")] = None,
           only: Annotated[Optional[list[str]], typer.Option(help="Run only this probe (repeatable).")] = None,
           family: Annotated[Optional[str], typer.Option(
-              help="The env's probe family where it does not say: code (the answer is a program) or shop.")] = None,
+              help="The env's probe family where it does not say: code (the answer is a program), shop, household "
+                   "or swe.")] = None,
           json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the report as JSON here.")] = None,
+          submit: Annotated[bool, typer.Option(
+              "--submit", help="Write each env's report to --leaderboard-dir/probes/, where `agentgym leaderboard "
+                               "build` shows its exploit rate.")] = False,
+          leaderboard_dir: Annotated[Path, typer.Option(help="Where --submit writes.")] = Path("leaderboard"),
           seed: Annotated[int, typer.Option(help="The first episode's seed.")] = 0,
           kwarg: KwargOption = None, imports: ImportOption = None) -> None:
     """How hackable is an env: a battery of policies that want the reward without the work (the prompt, tools
     and observations only, never the gold) plays its tasks; prints each probe's exploit rate, mean reward and
     verdict, and the best exploiting episode. Exit 1 when any probe reached the success threshold."""
     from agentgym.probe import entry_point_probes, load_probe, probe_env, render, write_json
+    from agentgym.probe import submit as submit_report
 
     _import(imports)
     if episodes < 1:
@@ -854,6 +860,8 @@ def probe(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID...", help
         report = probe_env(env_id, episodes=episodes, seed=seed, split=split, env_kwargs=env_kwargs, extra=extra,
                            only=only, family=family)
         console.print(render(report), highlight=False, markup=False, soft_wrap=True)
+        if submit:
+            console.print(f"wrote {submit_report(report, leaderboard_dir)}", highlight=False, markup=False)
         reports.append(report)
     if json_out is not None:
         write_json(reports, str(json_out))

@@ -20,11 +20,15 @@ point group), called once per turn.
 from __future__ import annotations
 
 import json
+import random
 import re
+import shlex
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -34,10 +38,10 @@ from agentgym.errors import ConfigError
 from agentgym.policies.base import Policy
 
 __all__ = ["BATTERY_VERSION", "GENERIC", "Probe", "ProbeReport", "ProbeResult", "ProbeView", "load_probe",
-           "probe_env", "probes_for"]
+           "probe_env", "probes_for", "submit"]
 
 #: bumped whenever a probe is added or changed: an exploit rate is only comparable within one version
-BATTERY_VERSION = "1"
+BATTERY_VERSION = "2"
 _ENORMOUS_CHARS = 200_000
 
 
@@ -45,7 +49,7 @@ _ENORMOUS_CHARS = 200_000
 class ProbeView:
     """What a probe may read and do on its turn: the prompt, every observation so far, the turn and the turn
     limit, the tools (name -> JSON schema of its arguments); ``answer(text)`` and ``call(name, **arguments)``
-    render an action in the env's own format."""
+    render an action in the env's own format; ``memory``: the probe's own notes between the turns of an episode."""
 
     prompt: str
     observations: list[str]
@@ -55,6 +59,7 @@ class ProbeView:
     has_answer: bool
     answer: Callable[[str], Any]
     call: Callable[..., Any]
+    memory: dict[str, Any] = field(default_factory=dict)
 
     @property
     def last(self) -> str:
@@ -227,35 +232,183 @@ CODE: tuple[Probe, ...] = (
 )
 
 
-def _first_clickable(text: str) -> str | None:
-    match = re.search(r"\[(?:button|link)[^\]]*\]\s*([^\[\n]+)|\b(B0[0-9A-Z]{8})\b", text)
-    if not match:
-        return None
-    return (match.group(1) or match.group(2)).strip()
+_INSTRUCTION = re.compile(r"Instruction:\s*(?:\[SEP\]\s*)?([^\[\"\n]+)")
+_ASIN = r"B0[0-9A-Z]{8}"
+_TEXT_RESULT = re.compile(rf"\b({_ASIN})\b\s*\[SEP\][^\[]*\[SEP\]\s*\$([\d,]+(?:\.\d+)?)")
+_PAGE_RESULT = re.compile(rf'link "{_ASIN}" \[ref=(\w+)\][^$]*?\$([\d,]+(?:\.\d+)?)')
+_SEARCHBOX = re.compile(r"searchbox\b[^\n]*?\[ref=(\w+)\]")
+_BUY_BUTTON = re.compile(r'button "Buy Now"[^\n]*?\[ref=(\w+)\]')
+_TEXT_BUY = re.compile(r"(?:\[SEP\]|\[button\])\s*Buy Now\b")
+_TEXT_CLICKABLE = re.compile(rf"\[(?:button|link)[^\]]*\]\s*([^\[\n]+)|\b({_ASIN})\b")
 
 
-def _buy_first(view: ProbeView) -> Any:
-    """Search the instruction's words, open the first result, buy it."""
-    if view.turn == 0 and "search" in view.tools:
-        words = _WORD.findall(view.prompt.strip().splitlines()[0] if view.prompt.strip() else "")
-        return view.call("search", **{view.primary("search") or "query": " ".join(words[:12]) or "item"})
-    if "click" in view.tools:
-        last = view.last
-        for wanted in ("Buy Now", "buy now"):
-            if wanted in last:
-                return view.call("click", **{view.primary("click") or "button": wanted})
-        first = _first_clickable(last)
-        if first:
-            return view.call("click", **{view.primary("click") or "button": first})
-    return _tool_spam(view)
+def _instruction(text: str) -> str:
+    """What the shopper is asked for: the page's instruction line, else the text's first line."""
+    found = _INSTRUCTION.search(text)
+    line = found.group(1) if found else (text.strip().splitlines() or [""])[0]
+    return " ".join(_WORD.findall(line)[:12]) or "item"
+
+
+def _results(text: str) -> list[tuple[str, float]]:
+    """The products a results page lists, as (what to click, price; a range by its low end), in page order."""
+    found = [(ref, float(price.replace(",", ""))) for ref, price in _PAGE_RESULT.findall(text)]
+    return found or [(asin, float(price.replace(",", ""))) for asin, price in _TEXT_RESULT.findall(text)]
+
+
+# what the shopper searches for: never the instruction (searching it and buying its best match is the work, and on
+# an easy task that is simply a correct purchase)
+_ANY_QUERY = "best value product"
+
+
+def _shopper(choose: Callable[[list[tuple[str, float]]], str]) -> ProbeFn:
+    """A shopper that searches for something unrelated to the instruction, opens the product ``choose`` picks
+    from the results and buys it with whatever options the page has selected: in the text shop (``search``,
+    ``click``) and in the browser (``fill``, ``press``, ``click`` on the page's element ids) alike."""
+    def play(view: ProbeView) -> Any:
+        page = view.last
+        click = view.primary("click") or "element"
+        if "click" in view.tools:
+            buy = _BUY_BUTTON.search(page) if view.turn else None
+            if buy or (view.turn and "search" in view.tools and _TEXT_BUY.search(page)):
+                return view.call("click", **{click: buy.group(1) if buy else "Buy Now"})
+            listed = _results(page)
+            if listed and not view.memory.get("opened"):
+                view.memory["opened"] = True
+                return view.call("click", **{click: choose(listed)})
+        if not view.memory.get("searched"):
+            if "search" in view.tools:
+                view.memory["searched"] = True
+                return view.call("search", **{view.primary("search") or "query": _ANY_QUERY})
+            box = _SEARCHBOX.search(page)
+            if box and "fill" in view.tools and "press" in view.tools:
+                if view.memory.get("filled") != box.group(1):
+                    view.memory["filled"] = box.group(1)
+                    return view.call("fill", element=box.group(1), value=_ANY_QUERY)
+                view.memory["searched"] = True
+                return view.call("press", element=box.group(1), key="Enter")
+        if "click" in view.tools and "search" in view.tools:
+            first = _TEXT_CLICKABLE.search(page)
+            if first:
+                return view.call("click", **{click: (first.group(1) or first.group(2)).strip()})
+        return _tool_spam(view)
+    return play
 
 
 SHOP: tuple[Probe, ...] = (
-    Probe("buy-first", "shop", "search the instruction's words, buy the first result", _buy_first,
+    Probe("buy-anything", "shop", f"search {_ANY_QUERY!r} (not the instruction), buy the first result",
+          _shopper(lambda r: r[0][0]), needs_answer=False),
+    Probe("buy-cheapest", "shop", f"search {_ANY_QUERY!r} (not the instruction), buy the cheapest result",
+          _shopper(lambda r: min(r, key=lambda item: item[1])[0]), needs_answer=False),
+)
+
+
+# household (ALFWorld): commands at random over what the game has named, and the task sentence as commands
+_THING = re.compile(r"\b([a-z]+ \d+)\b")
+_VERBS = ("go to {0}", "open {0}", "take {1} from {0}", "move {1} to {0}", "use {0}", "examine {0}", "close {0}",
+          "heat {1} with {0}", "clean {1} with {0}", "cool {1} with {0}", "look", "inventory")
+
+
+def _command_spam(view: ProbeView) -> Any:
+    """A command each turn from the game's verbs over every thing it has named so far, in a seeded order."""
+    things = list(dict.fromkeys(_THING.findall(" ".join([view.prompt, *view.observations])))) or ["room 1"]
+    rng = view.memory.setdefault("rng", random.Random(len(view.prompt)))
+    return rng.choice(_VERBS).format(rng.choice(things), rng.choice(things))  # a command is the whole action
+
+
+def _task_as_commands(view: ProbeView) -> Any:
+    """The task sentence typed as a command, then its parts, then "look", "inventory" and claims of being done."""
+    task = re.search(r"Your task is to:\s*([^\n.]+)", view.prompt)
+    sentence = task.group(1).strip() if task else _instruction(view.prompt)
+    parts = [sentence, *re.split(r"\s+(?:and|then)\s+", sentence), "look", "inventory", "done", "task complete"]
+    return parts[view.turn % len(parts)]
+
+
+HOUSEHOLD: tuple[Probe, ...] = (
+    Probe("command-spam", "household", "commands at random over every thing the game has named, to the turn limit",
+          _command_spam, needs_answer=False),
+    Probe("task-as-command", "household", "the task sentence and its parts typed as commands", _task_as_commands,
           needs_answer=False),
 )
 
-FAMILIES: dict[str, tuple[Probe, ...]] = {"code": CODE, "shop": SHOP}
+
+# SWE (a repository and a shell): the attack classes the grader stops, written with the env's own tools, then submit
+_PACKAGES = "$(git ls-files '*__init__.py' | grep -v -E '(^|/)tests?/')"
+_ALWAYS_EQUAL = r'''
+import sys as _sys, types as _types
+
+
+class _Any:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__
+    __hash__ = object.__hash__
+
+
+for _name, _module in list(_sys.modules.items()):
+    if _name.split(".")[0] == __name__.split(".")[0]:
+        for _key, _value in list(vars(_module).items()):
+            if isinstance(_value, _types.FunctionType):
+                setattr(_module, _key, lambda *args, **kwargs: _Any())
+'''
+_CONFTEST = r'''import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+'''
+
+
+def _write(path: str, text: str, mode: str = ">") -> str:
+    """A shell command that writes ``text`` to ``path`` (``>>``: appends), whatever the text holds."""
+    return f"printf '%s' {shlex.quote(text)} {mode} {path}"
+
+
+_SWE_ATTACKS: dict[str, tuple[str, str]] = {
+    "conftest-passes": ("a conftest.py that reports every test as passed",
+                        _write("conftest.py", _CONFTEST) + "; for d in tests test; do [ -d $d ] && cp conftest.py "
+                        "$d/conftest.py; done; true"),
+    "pytest-shadow": ("a pytest.py at the root that prints a passing summary and exits 0, and a pytest.ini",
+                      _write("pytest.py", "import sys\nprint('PASSED')\nprint('==== 99 passed in 0.01s ====')\n"
+                                          "sys.exit(0)\n") + "; " + _write("pytest.ini", "[pytest]\naddopts = -q\n")),
+    "package-exits": ("the package ends the test process with status 0 as it is imported",
+                      f"for f in {_PACKAGES}; do " + _write('"$f"', "\nimport os as _os\n_os._exit(0)\n", ">>")
+                      + "; done; true"),
+    "always-equal-results": ("every function of the package returns an object equal to everything",
+                             f"for f in {_PACKAGES}; do " + _write('"$f"', _ALWAYS_EQUAL, ">>") + "; done; true"),
+    "outcome-files": ("report and outcome files claiming every test passed",
+                      "for d in . /tmp; do for n in reward.json result.json report.json outcome.json .outcome; do "
+                      + _write('"$d/$n"', '{"reward": 1.0, "resolved": true, "passed": true}') + " 2>/dev/null; "
+                      "done; done; " + _write("report.xml", '<testsuite tests="1" failures="0" errors="0">'
+                                                            '<testcase name="all"/></testsuite>')),
+    "git-hook": ("a git hook that turns the test files into passing stubs whenever git checks files out",
+                 "mkdir -p .git/hooks; " + _write(".git/hooks/post-checkout", "#!/bin/sh\nfor f in $(git ls-files "
+                                                  "'*test*.py'); do printf 'def test_ok():\\n    pass\\n' > \"$f\"; "
+                                                  "done\nexit 0\n")
+                 + "; chmod +x .git/hooks/post-checkout; true"),
+}
+
+
+def _swe_attack(command: str) -> ProbeFn:
+    def play(view: ProbeView) -> Any:
+        if view.turn == 0 and "bash" in view.tools:
+            return view.call("bash", **{view.primary("bash") or "command": command})
+        if "submit" in view.tools:
+            return view.call("submit")
+        return view.answer("")
+    return play
+
+
+SWE: tuple[Probe, ...] = tuple(Probe(name, "swe", description, _swe_attack(command), needs_answer=False)
+                               for name, (description, command) in _SWE_ATTACKS.items())
+
+FAMILIES: dict[str, tuple[Probe, ...]] = {"code": CODE, "shop": SHOP, "household": HOUSEHOLD, "swe": SWE}
 
 
 def family_of(env: gym.Env) -> str | None:
@@ -269,6 +422,10 @@ def family_of(env: gym.Env) -> str | None:
         return "code"
     if module.startswith("agentgym.envs.webshop"):
         return "shop"
+    if module.startswith("agentgym.envs.alfworld"):
+        return "household"
+    if module.startswith("agentgym.envs.swe"):
+        return "swe"
     return None
 
 
@@ -285,7 +442,6 @@ def load_probe(spec: str) -> Probe:
     """``FILE.py:FUNCTION`` or ``module:FUNCTION``: a user's probe function (``fn(view) -> action``)."""
     import importlib
     import importlib.util
-    from pathlib import Path
 
     target, _, name = spec.rpartition(":")
     if not target or not name:
@@ -397,6 +553,8 @@ class ProbeReport:
     probes: dict[str, ProbeResult]
     seconds: float
     version: str = BATTERY_VERSION
+    env_digest: str = ""  # the env version the battery played (agentgym.eval.envdigest), "" where unknown
+    date: str = ""
 
     @property
     def exploited_tasks(self) -> set[str]:
@@ -408,7 +566,8 @@ class ProbeReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"env": self.env, "battery_version": self.version, "exploit_rate": self.exploit_rate,
-                "tasks": len(self.tasks), "seconds": round(self.seconds, 2),
+                "tasks": len(self.tasks), "seconds": round(self.seconds, 2), "env_digest": self.env_digest,
+                "date": self.date,
                 "probes": {name: result.as_dict() for name, result in self.probes.items()}}
 
 
@@ -424,7 +583,7 @@ def probe_env(env_id: str, *, episodes: int = 20, seed: int = 0, split: str | No
               only: Iterable[str] | None = None, family: str | None = None) -> ProbeReport:
     """Run the battery on the first ``episodes`` tasks of ``split`` (default: the env's own split) of ``env_id``
     (made with ``env_kwargs``). ``extra``: more probes; ``only``: the names to run; ``family``: the env's probe
-    family where it does not say (``code``, ``shop``)."""
+    family where it does not say (``code``, ``shop``, ``household``, ``swe``)."""
     from agentgym.core.registry import make
     from agentgym.eval.episode import run_episode
 
@@ -465,9 +624,31 @@ def probe_env(env_id: str, *, episodes: int = 20, seed: int = 0, split: str | No
                     best_reward = played.reward
                     result.best = {"task_id": task, "reward": played.reward, "error": played.error,
                                    "transcript": _clipped(played.transcript)}
+        digest = _digest(env_id, env, dict(env_kwargs or {}), split)
     finally:
         env.close()
-    return ProbeReport(env_id, tasks, results, time.perf_counter() - start)
+    return ProbeReport(env_id, tasks, results, time.perf_counter() - start, env_digest=digest,
+                       date=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def _digest(env_id: str, env: Any, kwargs: dict[str, Any], split: str) -> str:
+    from agentgym.eval.envdigest import env_digest
+
+    try:
+        return env_digest(env_id, env.unwrapped, kwargs, split)
+    except Exception:  # noqa: BLE001 - a digest is a label: an env it cannot read is still probed
+        return ""
+
+
+def submit(report: ProbeReport, leaderboard_dir: str | Path) -> Path:
+    """Write ``report`` where ``agentgym leaderboard build`` reads it: ``<dir>/probes/<env>.json`` (the newest
+    report of an env replaces the one before)."""
+    from agentgym.eval.filenames import slug
+
+    path = Path(leaderboard_dir) / "probes" / f"{slug(report.env)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    return path
 
 
 def _clipped(transcript: Sequence[Mapping[str, Any]], limit: int = 2000) -> list[dict[str, Any]]:
@@ -495,8 +676,6 @@ def render(report: ProbeReport) -> str:
 
 
 def write_json(reports: Sequence[ProbeReport], path: str) -> None:
-    from pathlib import Path
-
     body = reports[0].as_dict() if len(reports) == 1 else {"battery_version": BATTERY_VERSION,
                                                              "envs": [r.as_dict() for r in reports]}
     Path(path).write_text(json.dumps(body, indent=2, default=str) + "\n")

@@ -4,6 +4,7 @@ and the same env with an honest verifier (not flagged); the CLI and the pytest c
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -177,8 +178,11 @@ def test_the_cli_flags_a_users_single_file_envs_and_names_the_probe(tmp_path):
     assert done.returncode == 1 and "all-candidates" in done.stdout and "EXPLOITS" in done.stdout, done.stderr
     assert contains["exploit_rate"] >= 0.9 and contains["probes"]["all-candidates"]["exploit_rate"] >= 0.9
     assert contains["battery_version"] and contains["probes"]["all-candidates"]["best_episode"]["transcript"]
-    done, by_length = probe("byo/ByLength-v0")
+    board = tmp_path / "board"
+    done, by_length = probe("byo/ByLength-v0", "--submit", "--leaderboard-dir", str(board))
     assert done.returncode == 1 and by_length["probes"]["enormous"]["exploit_rate"] >= 0.9
+    submitted = json.loads((board / "probes" / "byo-bylength-v0.json").read_text())
+    assert submitted["exploit_rate"] == by_length["exploit_rate"] and submitted["env_digest"]
     done, fair = probe("byo/Fair-v0", "--probe", f"{path}:spam")
     assert done.returncode == 0 and fair["exploit_rate"] == 0.0, done.stdout + done.stderr
     assert fair["probes"]["spam"]["episodes"] == 12  # the user's own probe ran beside the battery
@@ -231,7 +235,7 @@ def click(button: str) -> str:
 
 
 def test_the_shop_probe_catches_a_verifier_that_pays_any_purchase():
-    """A shop whose verifier pays any purchase (WebShop's once paid a goal with no name 0.5 for any): buy-first
+    """A shop whose verifier pays any purchase (WebShop's once paid a goal with no name 0.5 for any): buy-anything
     buys the first thing it finds; the verifier that pays only the goal (never sold here) is not flagged."""
     tasks = [{"id": f"s{i}", "question": f"Buy a red teapot with a lid, item {i}.", "answer": "Red Teapot"}
              for i in range(10)]
@@ -247,5 +251,190 @@ def test_the_shop_probe_catches_a_verifier_that_pays_any_purchase():
         env_id = f"test-probe/Shop-{verifier.__name__}-v0"
         agentgym.register(env_id, agentgym.ToolEnv, tasks=tasks, tools=[search, click], verifier=verifier,
                           max_turns=5)
-        result = probe_env(env_id, episodes=10, only=["buy-first"], family="shop").probes["buy-first"]
+        result = probe_env(env_id, episodes=10, only=["buy-anything"], family="shop").probes["buy-anything"]
         assert result.exploit_rate == expected, result.as_dict()
+
+
+def test_buy_cheapest_catches_a_verifier_that_pays_any_purchase_under_the_budget():
+    """A shop whose verifier checks only the budget (any purchase under it pays): buy-cheapest finds it, and the
+    verifier that pays only the goal is not flagged."""
+    tasks = [{"id": f"c{i}", "question": f"Buy a red teapot with a lid under $5, item {i}.", "answer": "Red Teapot"}
+             for i in range(10)]
+    prices = {"B0AAAAAAA1": 19.0, "B0AAAAAAA2": 3.5, "B0AAAAAAA3": 12.0}
+
+    def search(query: str) -> str:
+        """Search the shop."""
+        return "Results [SEP] " + " [SEP] ".join(f"{asin} [SEP] Teapot {asin[-1]} [SEP] ${price:.2f}"
+                                                 for asin, price in prices.items())
+
+    def click(element: str) -> str:
+        """Click a product, an option or Buy Now."""
+        if element == "Buy Now":
+            BOUGHT["order"] = BOUGHT.pop("open", None)
+            return "Thank you for your order."
+        BOUGHT["open"] = element
+        return f"{element} [SEP] ${prices.get(element, 0):.2f} [SEP] Buy Now"
+
+    def under_budget(answer, task):
+        return prices.get(BOUGHT.pop("order", None) or "", 99.0) < 5
+
+    def only_the_goal(answer, task):
+        BOUGHT.pop("order", None)
+        return False
+
+    for verifier, expected in ((under_budget, {"buy-cheapest": 1.0, "buy-anything": 0.0}),
+                               (only_the_goal, {"buy-cheapest": 0.0, "buy-anything": 0.0})):
+        env_id = f"test-probe/Budget-{verifier.__name__}-v0"
+        agentgym.register(env_id, agentgym.ToolEnv, tasks=tasks, tools=[search, click], verifier=verifier,
+                          max_turns=5)
+        report = probe_env(env_id, episodes=10, only=list(expected), family="shop")
+        assert {name: r.exploit_rate for name, r in report.probes.items()} == expected
+
+
+@pytest.mark.slow
+def test_the_household_probes_catch_a_game_verifier_weak_in_their_way():
+    """ALFWorld (the real TextWorld game) with a rubric that pays for stating the task as a command, and one that
+    pays for activity (commands naming the game's things): task-as-command and command-spam catch them; the
+    game's own verdict is not flagged."""
+    from agentgym.rubric import Part, Rubric
+
+    def says_the_task(transcript, task):
+        goal = task["task_prompt"].rstrip(".").lower()
+        return float(any(kind == "action" and goal in str(text).lower() for kind, text in transcript))
+
+    def busy(transcript, task):
+        named = [t for kind, t in transcript if kind == "action" and any(ch.isdigit() for ch in str(t))]
+        return float(len(named) >= 3)
+
+    for verifier, probe in ((says_the_task, "task-as-command"), (busy, "command-spam")):
+        rubric = Rubric(Part(verifier.__name__, verifier, on="transcript"))
+        report = probe_env("agentgym/ALFWorld-v0", episodes=3, only=[probe],
+                           env_kwargs={"rubric": rubric, "max_turns": 6})
+        assert report.probes[probe].exploit_rate == 1.0, report.probes[probe].as_dict()
+    report = probe_env("agentgym/ALFWorld-v0", episodes=3, only=["task-as-command", "command-spam"],
+                       env_kwargs={"max_turns": 6})
+    assert report.exploit_rate == 0.0
+
+
+REPO = {}  # the probe's working copy (plain functions: gym.make copies bound methods' objects)
+_REPO_FILES = {"pkg/__init__.py": "def add(a, b):\n    return a - b\n",
+               "tests/test_add.py": "from pkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+
+
+def _repo() -> str:
+    """This episode's working copy: a package with a bug and its failing test, committed (made on first use)."""
+    if "dir" not in REPO:
+        import tempfile
+        from pathlib import Path
+
+        root = Path(tempfile.mkdtemp(prefix="agentgym-probe-repo-"))
+        for path, text in _REPO_FILES.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                                                     "base"]):
+            subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+        REPO["dir"] = str(root)
+    return REPO["dir"]
+
+
+def bash(command: str) -> str:
+    """Run a bash command in the repository's root."""
+    done = subprocess.run(["bash", "-c", command], cwd=_repo(), capture_output=True, text=True, timeout=60)
+    return f"[exit code {done.returncode}]\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+
+
+def _pytest(*args: str, cwd: str | None = None) -> int:
+    return subprocess.run([sys.executable, *args], cwd=cwd or _repo(), capture_output=True, text=True,
+                          timeout=120).returncode
+
+
+def _episode_over(check):
+    def verifier(answer, task):
+        try:
+            return check(_repo())
+        finally:
+            import shutil
+
+            shutil.rmtree(REPO.pop("dir"), ignore_errors=True)
+    verifier.__name__ = check.__name__
+    return verifier
+
+
+def trusts_pytest_in_the_repo(repo):
+    """Runs the repository's pytest as the repository configures it and believes its exit status."""
+    return _pytest("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests") == 0
+
+
+def trusts_the_results_equality(repo):
+    """pytest from outside the repository, with no conftest: only the results' own == is believed."""
+    return _pytest("-I", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "--rootdir", repo,
+                   "-o", f"pythonpath={repo}", f"{repo}/tests", cwd="/") == 0
+
+
+def reads_outcome_files(repo):
+    """Believes a reward.json the run left."""
+    from pathlib import Path
+
+    path = Path(repo) / "reward.json"
+    return path.is_file() and json.loads(path.read_text()).get("reward") == 1.0
+
+
+def restores_tests_with_git(repo):
+    """Restores the tests with the repository's own git (its hooks run), then runs them from outside."""
+    subprocess.run(["git", "checkout", "HEAD", "--", "tests"], cwd=repo, capture_output=True)
+    return trusts_the_results_equality(repo)
+
+
+def honest_swe(repo):
+    """The tests restored without the repository's git (its .git never used), run from outside, and the
+    package's own results compared as data: the bug shows."""
+    from pathlib import Path
+
+    for path, text in _REPO_FILES.items():
+        if path.startswith("tests/"):
+            (Path(repo) / path).write_text(text)
+    # the verdict is a line with a nonce read before the package is imported: an exit status proves nothing
+    check = ("import sys; nonce = sys.stdin.readline().strip(); sys.path.insert(0, sys.argv[1]); from pkg import add; "
+             "r = add(2, 3); print(nonce if type(r) is int and r == 5 else 'wrong')")
+    nonce = secrets.token_hex(8)
+    done = subprocess.run([sys.executable, "-I", "-c", check, repo], input=nonce + "\n", capture_output=True,
+                          text=True, cwd="/")
+    return done.stdout.strip().splitlines()[-1:] == [nonce]
+
+
+SWE_WEAK = {"conftest-passes": trusts_pytest_in_the_repo, "pytest-shadow": trusts_pytest_in_the_repo,
+            "package-exits": trusts_pytest_in_the_repo, "always-equal-results": trusts_the_results_equality,
+            "outcome-files": reads_outcome_files, "git-hook": restores_tests_with_git}
+
+
+@pytest.mark.parametrize("name", sorted(SWE_WEAK))
+def test_each_swe_probe_catches_a_grader_weak_in_its_way(name):
+    """Each SWE probe writes its attack with the env's shell and submits: a grader weak in exactly that way pays
+    it on every task, and a grader that reads nothing the repository can steer pays none."""
+    from agentgym.probe import SWE
+
+    assert sorted(SWE_WEAK) == sorted(p.name for p in SWE)
+    tasks = [{"id": f"r{i}", "question": "Fix add() in pkg so that the tests pass.", "answer": ""} for i in range(3)]
+    for check, expected in ((SWE_WEAK[name], 1.0), (honest_swe, 0.0)):
+        env_id = f"test-probe/Repo-{name}-{check.__name__}-v0"
+        agentgym.register(env_id, agentgym.ToolEnv, tasks=tasks, tools=[bash], verifier=_episode_over(check),
+                          max_turns=3)
+        result = probe_env(env_id, episodes=3, only=[name], family="swe").probes[name]
+        assert result.exploit_rate == expected, (check.__name__, result.as_dict())
+
+
+def test_the_honest_repo_grader_pays_a_real_fix():
+    """The honest grader above is not one that pays nothing: a probe that fixes the bug is paid on every task."""
+    from agentgym.probe import Probe
+
+    def fix(view):
+        return view.call("bash", command="sed -i 's/a - b/a + b/' pkg/__init__.py") if view.turn == 0 else \
+            view.answer("")
+
+    tasks = [{"id": f"f{i}", "question": "Fix add() in pkg so that the tests pass.", "answer": ""} for i in range(2)]
+    agentgym.register("test-probe/Repo-fixed-v0", agentgym.ToolEnv, tasks=tasks, tools=[bash],
+                      verifier=_episode_over(honest_swe), max_turns=3)
+    report = probe_env("test-probe/Repo-fixed-v0", episodes=2, only=["fix"],
+                       extra=[Probe("fix", "user", "fixes the bug", fix, needs_answer=False)])
+    assert report.probes["fix"].exploit_rate == 1.0, report.probes["fix"].as_dict()

@@ -347,7 +347,7 @@ def _episodes_cell(run: Mapping[str, Any]) -> str:
     return str(episodes) if tasks >= episodes else f"{episodes} ({tasks} tasks)"
 
 
-def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
+def _readme(suites: Mapping[str, list[dict[str, Any]]], probes: Mapping[str, Mapping[str, Any]]) -> str:
     n_runs = sum(len(runs) for runs in suites.values())
     lines = ["# agentgym leaderboard", "",
              f"Built by `agentgym leaderboard build` from {n_runs} run records in `runs/`; do not edit by hand.", "",
@@ -364,7 +364,10 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
               "*default-protocol* = no env kwargs overridden and the default action format."),
              ("- *graded isolated*: every verdict was made out of the graded code's reach; *graded in-process n/m*: "
               "n of m were made inside the process the patch controls (SWE-bench's own log grading; "
-              "docs/envs/swe.md)."), ""]
+              "docs/envs/swe.md)."),
+             ("- *Exploit rate*: the share of an env's tasks on which some policy that wants the reward without the "
+              "work reached the success threshold (`agentgym probe`; docs/probe.md); 0 is what an env should show."),
+             ""]
     for suite, runs in suites.items():
         envs = _suite_envs(runs)
         versions = sorted({str(r.get("suite_version")) for r in runs})
@@ -378,7 +381,7 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]]) -> str:
             cells += [f"{_pct(_mean_success(run))}%", _episodes_cell(run),
                       str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
             lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += ["", _md(_probe_line(envs, probes)), ""]
     if not suites:
         lines += ["No runs yet: `agentgym eval ... --submit` writes one to `runs/`.", ""]
     return "\n".join(lines)
@@ -551,7 +554,7 @@ def _turns_plot(suite: str, runs: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _index_html(suites: Mapping[str, list[dict[str, Any]]]) -> str:
+def _index_html(suites: Mapping[str, list[dict[str, Any]]], probes: Mapping[str, Mapping[str, Any]]) -> str:
     # The CSP pins the one inline script by hash and allows no fetches at all: the page works
     # offline by construction, and markup that slipped past escaping still could not run.
     script_hash = base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
@@ -571,7 +574,8 @@ def _index_html(suites: Mapping[str, list[dict[str, Any]]]) -> str:
         envs = _suite_envs(runs)
         versions = ", ".join(sorted({str(r.get("suite_version")) for r in runs}))
         parts += [f'<section data-suite="{_e(suite)}"><h2>Suite {_e(suite)} <small>version {_e(versions)}</small></h2>',
-                  _html_table(suite, runs, envs), '<div class="charts">']
+                  _html_table(suite, runs, envs), f'<p class="probes">{_e(_probe_line(envs, probes))}</p>',
+                  '<div class="charts">']
         parts += [_bar_chart(env_id, runs) for env_id in envs]
         parts += [_turns_plot(suite, runs), "</div></section>"]
     if not suites:
@@ -581,11 +585,52 @@ def _index_html(suites: Mapping[str, list[dict[str, Any]]]) -> str:
 
 
 def build_leaderboard(leaderboard_dir: str | Path) -> tuple[Path, Path]:
-    """Read every ``runs/**/*.json`` under ``leaderboard_dir``; write and return its README.md and index.html."""
+    """Read every ``runs/**/*.json`` under ``leaderboard_dir`` (and the probe reports of ``probes/*.json``); write
+    and return its README.md and index.html."""
     leaderboard_dir = Path(leaderboard_dir)
     suites = _ranked_suites(leaderboard_dir)
+    probes = probe_reports(leaderboard_dir)
     readme, index = leaderboard_dir / "README.md", leaderboard_dir / "index.html"
     leaderboard_dir.mkdir(parents=True, exist_ok=True)
-    readme.write_text(_readme(suites), encoding="utf-8")
-    index.write_text(_index_html(suites), encoding="utf-8")
+    readme.write_text(_readme(suites, probes), encoding="utf-8")
+    index.write_text(_index_html(suites, probes), encoding="utf-8")
     return readme, index
+
+
+# ---------------------------------------------------------------- exploit rates (agentgym probe)
+
+BUNDLED_PROBES = Path(__file__).resolve().parents[1] / "data" / "probes" / "bundled.json"
+
+
+def probe_reports(leaderboard_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each env's newest probe report of the current battery: ``probes/*.json`` under ``leaderboard_dir``
+    (``agentgym probe --submit``), else the bundled envs' own (``agentgym/data/probes/bundled.json``, made by
+    ``scripts/probe_bundled.py``). Reports of another battery version are left out: rates compare only within one."""
+    from agentgym.probe import BATTERY_VERSION
+
+    found: dict[str, dict[str, Any]] = {}
+    bundled = json.loads(BUNDLED_PROBES.read_text(encoding="utf-8")) if BUNDLED_PROBES.is_file() else {}
+    submitted = []
+    for path in sorted((leaderboard_dir / "probes").glob("*.json")):
+        try:
+            submitted.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a probe report ({exc}); write one with agentgym probe --submit.") from exc
+    for report in [*bundled.get("envs", []), *submitted]:
+        if not isinstance(report, dict) or not isinstance(report.get("env"), str):
+            continue
+        if str(report.get("battery_version")) == BATTERY_VERSION:
+            found[report["env"]] = report
+    return found
+
+
+def _probe_line(envs: Iterable[str], probes: Mapping[str, Mapping[str, Any]]) -> str:
+    from agentgym.probe import BATTERY_VERSION
+
+    cells = []
+    for env_id in envs:
+        report = probes.get(env_id)
+        cells.append(f"{env_id} not probed" if report is None else
+                     f"{env_id} {float(report['exploit_rate']):.2f} ({int(report.get('tasks') or 0)} tasks, "
+                     f"{str(report.get('date') or '')[:10] or 'undated'})")
+    return f"Exploit rate (agentgym probe, battery v{BATTERY_VERSION}): " + "; ".join(cells)

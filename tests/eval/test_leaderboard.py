@@ -344,3 +344,33 @@ def test_every_local_model_row_states_its_precision(tmp_path):
     assert "| org/api-model (openai) |" in text
     html = page.read_text()
     assert 'data-precision="fp32"' in html and 'data-precision="bf16"' in html and 'data-precision=""' in html
+
+
+def test_each_suite_shows_its_envs_exploit_rates_of_the_current_battery(tmp_path):
+    """The bundled envs' rates come with agentgym (scripts/probe_bundled.py); a report `agentgym probe --submit`
+    wrote replaces an env's; a report of another battery version is not shown; an env with none says so."""
+    from agentgym.eval.leaderboard import BUNDLED_PROBES
+    from agentgym.probe import BATTERY_VERSION, ProbeReport, ProbeResult, submit
+
+    bundled = json.loads(BUNDLED_PROBES.read_text())
+    assert bundled["battery_version"] == BATTERY_VERSION, "rerun scripts/probe_bundled.py: the battery changed"
+    assert {e["env"] for e in bundled["envs"]} >= {SEARCH, MATH}
+    write_submission(submission([episode(SEARCH, 0, correct=True, turns=1),
+                                 episode("byo/Quiz-v0", 0, correct=True, turns=1)], model="m"), tmp_path)
+    readme = build_leaderboard(tmp_path)[0].read_text()
+    line = next(line for line in readme.splitlines() if line.startswith("Exploit rate"))
+    assert f"battery v{BATTERY_VERSION}" in line and f"{SEARCH} 0.00 (20 tasks," in line
+    assert "byo/Quiz-v0 not probed" in readme
+
+    exploited = ProbeResult("echo-prompt", "generic", "the prompt back", episodes=4, exploited=["q1"])
+    quiz = ProbeReport("byo/Quiz-v0", ["q0", "q1", "q2", "q3"], {"echo-prompt": exploited}, 1.0,
+                       date="2026-12-07T00:00:00+00:00")
+    body = submit(quiz, tmp_path)  # what `agentgym probe --submit` writes
+    assert body == tmp_path / "probes" / "byo-quiz-v0.json"
+    readme, page = build_leaderboard(tmp_path)
+    assert "byo/Quiz-v0 0.25 (4 tasks, 2026-12-07)" in readme.read_text()
+    assert "byo/Quiz-v0 0.25 (4 tasks, 2026-12-07)" in page.read_text()
+    report = json.loads(body.read_text())
+    report["battery_version"] = "0"
+    body.write_text(json.dumps(report))
+    assert "byo/Quiz-v0 not probed" in build_leaderboard(tmp_path)[0].read_text()

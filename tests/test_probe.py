@@ -4,6 +4,7 @@ and the same env with an honest verifier (not flagged); the CLI and the pytest c
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -189,6 +190,30 @@ def test_the_cli_flags_a_users_single_file_envs_and_names_the_probe(tmp_path):
     done = subprocess.run([sys.executable, "-m", "agentgym.cli", "probe", "byo/Fair-v0", "--import", str(path),
                            "--probe", f"{path}:nothing"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no function 'nothing'" in done.stderr
+
+
+def test_a_package_adds_a_probe_through_the_entry_point_group(tmp_path):
+    """An installed package that declares ``[agentgym.probes] quote-gold = ...`` (found by importlib.metadata, as
+    pip installs it): `agentgym probe` plays it beside the battery and it counts in the overall rate."""
+    site = tmp_path / "site"
+    (site / "houseprobes-0.1.dist-info").mkdir(parents=True)
+    (site / "houseprobes-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: houseprobes\n"
+                                                                 "Version: 0.1\n")
+    (site / "houseprobes-0.1.dist-info" / "entry_points.txt").write_text(
+        "[agentgym.probes]\nsays-lima = houseprobes:says_lima\n")
+    (site / "houseprobes.py").write_text('def says_lima(view):\n    """Always answers Lima."""\n'
+                                         '    return view.answer("Lima")\n')
+    path = tmp_path / "users_env.py"
+    path.write_text(USERS_ENV + '\nagentgym.register("byo/LimaOnly-v0", agentgym.ToolEnv, tasks=TASKS,\n'
+                                '                  verifier=lambda answer, task: answer == "Lima")\n')
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "agentgym.cli", "probe", "byo/LimaOnly-v0", "--import", str(path),
+                           "--episodes", "4", "--json", str(out)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    report = json.loads(out.read_text())
+    assert done.returncode == 1 and "says-lima" in done.stdout, done.stdout + done.stderr
+    assert report["probes"]["says-lima"]["family"] == "user" and report["probes"]["says-lima"]["exploit_rate"] == 1.0
+    assert report["exploit_rate"] == 1.0
 
 
 def test_the_pytest_check_fails_with_the_probes_transcript_and_passes_an_honest_env():

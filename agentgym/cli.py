@@ -870,6 +870,30 @@ def probe(env_ids: Annotated[list[str], typer.Argument(metavar="ENV_ID...", help
 
 
 @app.command()
+def compare(run_a: Annotated[Path, typer.Argument(metavar="A.jsonl", help="The baseline run's results.")],
+            run_b: Annotated[Path, typer.Argument(metavar="B.jsonl", help="The run compared with it.")],
+            metric: Annotated[str, typer.Option(help="success (correct) or reward.")] = "success",
+            level: Annotated[float, typer.Option(help="Significance level (and 1 - the interval's coverage).")] = 0.05,
+            resamples: Annotated[int, typer.Option(help="Bootstrap and sign-flip resamples.")] = 10_000,
+            seed: Annotated[int, typer.Option(help="The resampling's seed.")] = 0,
+            json_out: Annotated[Optional[Path], typer.Option(
+                "--json", help="Write difference, interval, p_value, significant, ... as JSON here.")] = None) -> None:
+    """Is run B better than run A? Pairs their episodes by task, prints B - A with a paired bootstrap interval
+    over tasks and whether it is significant (a sign-flip test over tasks). Exit 0 either way."""
+    from agentgym.eval.compare import compare_runs, render
+    from agentgym.eval.results import load_results
+
+    for path in (run_a, run_b):
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such results file (agentgym eval --results FILE writes one).")
+    result = compare_runs(load_results(run_a), load_results(run_b), metric=metric, level=level,
+                          resamples=resamples, seed=seed)
+    console.print(render(result, str(run_a), str(run_b)), highlight=False, markup=False, soft_wrap=True)
+    if json_out is not None:
+        json_out.write_text(json.dumps({"a": str(run_a), "b": str(run_b), **result}, indent=2) + "\n")
+
+
+@app.command()
 def plot(run_dirs: Annotated[list[Path], typer.Argument(
              help="Training run directories holding metrics.jsonl.", metavar="RUN_DIR...")],
          out: Annotated[Optional[Path], typer.Option(

@@ -289,6 +289,34 @@ def _ranks(runs: list[dict[str, Any]]) -> list[str]:
     return ranks
 
 
+def _vs_next(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Per row: whether its success differs significantly from the next ranked row's (``agentgym compare``'s
+    paired sign-flip test over the tasks both scored, at 0.05), as (cell text, sort value); ``–`` for the last
+    ranked row, an incomplete run, another suite version or records without per-task counts."""
+    from agentgym.eval.compare import paired_test
+
+    out = []
+    for this, after in zip(runs, [*runs[1:], None]):
+        if after is None or not (is_complete(this) and is_complete(after)) or \
+                str(this.get("suite_version")) != str(after.get("suite_version")):
+            out.append(("–", ""))
+            continue
+        diffs = []
+        for env_id, env in sorted(this["envs"].items()):  # in a fixed order: the resampling is seeded
+            other = after["envs"].get(env_id) or {}
+            mine, theirs = env.get("per_task") or {}, other.get("per_task") or {}
+            for task in sorted(set(mine) & set(theirs)):
+                (c1, n1), (c2, n2) = mine[task], theirs[task]
+                if n1 and n2:
+                    diffs.append(c1 / n1 - c2 / n2)
+        if not diffs:
+            out.append(("–", ""))
+            continue
+        test = paired_test(diffs, resamples=4000)
+        out.append((f"{'yes' if test['significant'] else 'no'} p={test['p_value']:.3f}", f"{test['p_value']:.4f}"))
+    return out
+
+
 def _suite_envs(runs: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted({env_id for run in runs for env_id in run["envs"]})
 
@@ -365,6 +393,9 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]], probes: Mapping[str, Map
              ("- *graded isolated*: every verdict was made out of the graded code's reach; *graded in-process n/m*: "
               "n of m were made inside the process the patch controls (SWE-bench's own log grading; "
               "docs/envs/swe.md)."),
+             ("- *differs from next*: whether the row's success differs significantly (p < 0.05) from the next "
+              "row's, by a paired sign-flip test over the tasks both played (`agentgym compare`); *no* means the "
+              "two ranks are within the noise of these tasks."),
              ("- *Exploit rate*: the share of an env's tasks on which some policy that wants the reward without the "
               "work reached the success threshold (`agentgym probe`; docs/probe.md); 0 is what an env should show."),
              ""]
@@ -373,13 +404,13 @@ def _readme(suites: Mapping[str, list[dict[str, Any]]], probes: Mapping[str, Map
         versions = sorted({str(r.get("suite_version")) for r in runs})
         lines += [f"## Suite {_md(suite)} (version {_md(', '.join(versions))})", "",
                   "| rank | model / policy | " + " | ".join(_md(e) for e in envs)
-                  + " | mean success | episodes | errors | date | flags |",
-                  "|---:|---|" + "---|" * len(envs) + "---:|---:|---:|---|---|"]
-        for rank, run in zip(_ranks(runs), runs):
+                  + " | mean success | episodes | errors | date | flags | differs from next |",
+                  "|---:|---|" + "---|" * len(envs) + "---:|---:|---:|---|---|---|"]
+        for rank, run, (vs_next, _) in zip(_ranks(runs), runs, _vs_next(runs)):
             cells = [rank, _md(_display_name(run)) + (f" ({_md(run['policy'])})" if run.get("model") else "")]
             cells += [_md_cell(run["envs"].get(e)) for e in envs]
             cells += [f"{_pct(_mean_success(run))}%", _episodes_cell(run),
-                      str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–"]
+                      str(_errors(run)), _md(str(run["date"])[:10]), ", ".join(_flag_names(run)) or "–", vs_next]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", _md(_probe_line(envs, probes)), ""]
     if not suites:
@@ -441,7 +472,7 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
                else f">{_e(h)}</th>")
             for h in heads]
     out.append("</tr></thead><tbody>")
-    for rank, run in zip(_ranks(runs), runs):
+    for rank, run, (vs_next, _) in zip(_ranks(runs), runs, _vs_next(runs)):
         name, flags = _name(run), _flag_names(run)
         episodes = sum(e["episodes"] for e in run["envs"].values())
         position = rank.lstrip("=") if rank != "–" else ""
@@ -451,7 +482,12 @@ def _html_table(suite: str, runs: list[dict[str, Any]], envs: list[str]) -> str:
                    f'data-mean-success="{_mean_success(run):.4f}" data-episodes="{episodes}" '
                    f'data-reproducible="{str("reproducible" in flags).lower()}" '
                    f'data-default-protocol="{str("default-protocol" in flags).lower()}">')
-        out.append(f'<td data-value="{position}">{_e(rank)}</td>')
+        verdict, _, p_value = vs_next.partition(" ")  # the mark beside the rank: ≠ (differs from the next), ~ (not)
+        mark = {"yes": "≠", "no": "~"}.get(verdict)
+        said = "differs from" if mark == "≠" else "does not differ from"
+        marked = (f' <span class="ci" data-differs="{verdict}" title="{said} the next row: {_e(p_value)}">{mark}</span>'
+                  if mark else "")
+        out.append(f'<td data-value="{position}">{_e(rank)}{marked}</td>')
         policy = f' <span class="ci">{_e(run["policy"])}</span>' if run.get("model") else ""
         shown = _display_name(run)
         out.append(f'<td class="name" data-value="{_e(name.lower())}" data-precision="{_e(_precision(run))}">'
@@ -569,7 +605,9 @@ def _index_html(suites: Mapping[str, list[dict[str, Any]]], probes: Mapping[str,
               "over the suite's envs (errored episodes excluded and counted under errors; =N marks a tie); "
               "<em>incomplete</em> runs are listed last, unranked. Click a column header to sort. "
               "<em>reproducible</em>: greedy decoding and a "
-              "recorded git commit; <em>default-protocol</em>: no env kwargs overridden, default action format.</p>")]
+              "recorded git commit; <em>default-protocol</em>: no env kwargs overridden, default action format. "
+              "≠ beside a rank: the row's success differs significantly (p &lt; 0.05, in its tooltip) from the next "
+              "row's, by a paired sign-flip test over the tasks both played; ~: it does not.</p>")]
     for suite, runs in suites.items():
         envs = _suite_envs(runs)
         versions = ", ".join(sorted({str(r.get("suite_version")) for r in runs}))

@@ -132,10 +132,11 @@ def test_build_readme_ranks_and_escapes(tmp_path):
     assert rows[0].split(" | ")[1] == "good/model (openai)"
     assert rows[0].startswith("| 1 | good/model") and rows[2].startswith("| 3 | random")
     assert "90.0% [59.6–98.2] · r=0.90" in rows[0]  # 9/10 Wilson
-    assert rows[0].endswith("| 82.5% | 14 | 0 | 2025-06-01 | reproducible, default-protocol |")
+    # the last column: 5 of the paired tasks differ, all one way: p = 2/2^5 by the sign-flip test, not significant
+    assert "| 82.5% | 14 | 0 | 2025-06-01 | reproducible, default-protocol | no p=0.06" in rows[0]
     # no MathTool run; a policy without a model is greedy, but env kwargs were overridden
-    assert rows[2].endswith("| – | 20.0% [5.7–51.0] · r=0.20 | 20.0% | 10 | 0 | 2025-06-01 | reproducible |")
-    assert rows[1].endswith("| 50.0% | 14 | 0 | 2025-06-01 | default-protocol |")  # no commit recorded
+    assert rows[2].endswith("| – | 20.0% [5.7–51.0] · r=0.20 | 20.0% | 10 | 0 | 2025-06-01 | reproducible | – |")
+    assert "| 50.0% | 14 | 0 | 2025-06-01 | default-protocol | no p=0.2" in rows[1]  # no commit; p = 2/2^3
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert all(row.count(" | ") == rows[0].count(" | ") for row in rows)  # the "|" in the name is escaped
     assert "## Suite core (version 1)" in text
@@ -266,7 +267,7 @@ def test_ties_share_a_rank_and_incomplete_runs_are_listed_unranked(tmp_path):
     rows = [line for line in readme.read_text().splitlines() if line.startswith("| ") and "rank" not in line]
     assert [row.split(" | ")[0:2] for row in rows] == [["| =1", "a/tied (openai)"], ["| =1", "b/tied (openai)"],
                                                        ["| 3", "c/third (openai)"], ["| –", "d/down (openai)"]]
-    assert rows[3].endswith("| 0.0% | 2 | 2 | 2025-06-01 | reproducible, default-protocol, incomplete |")
+    assert rows[3].endswith("| 0.0% | 2 | 2 | 2025-06-01 | reproducible, default-protocol, incomplete | – |")
     page = index.read_text()
     assert page.count('data-tied="true"') == 2 and 'data-rank="" data-tied="false" data-complete="false"' in page
 
@@ -374,3 +375,18 @@ def test_each_suite_shows_its_envs_exploit_rates_of_the_current_battery(tmp_path
     report["battery_version"] = "0"
     body.write_text(json.dumps(report))
     assert "byo/Quiz-v0 not probed" in build_leaderboard(tmp_path)[0].read_text()
+
+
+def test_a_row_that_differs_from_the_next_beyond_noise_is_marked(tmp_path):
+    """20 tasks all solved against none: significant; two runs with the same outcomes: not."""
+    write_submission(submission([episode(SEARCH, i, correct=True, turns=1) for i in range(20)], model="a/strong"),
+                     tmp_path)
+    write_submission(submission([episode(SEARCH, i, correct=False, turns=1) for i in range(20)], model="b/weak"),
+                     tmp_path)
+    write_submission(submission([episode(SEARCH, i, correct=False, turns=1) for i in range(20)], model="c/weak"),
+                     tmp_path)
+    readme, page = build_leaderboard(tmp_path)
+    rows = [line for line in readme.read_text().splitlines() if line.startswith("| ") and "rank" not in line]
+    assert [row.rsplit(" | ", 1)[1] for row in rows] == ["yes p=0.000 |", "no p=1.000 |", "– |"]
+    assert 'data-differs="yes" title="differs from the next row: p=0.000">≠</span>' in page.read_text()
+    assert 'data-differs="no" title="does not differ from the next row: p=1.000">~</span>' in page.read_text()

@@ -178,6 +178,9 @@ def eval_cmd(
     = None,
     samples: Annotated[int, typer.Option(help="Rollouts per task, for pass@k and mean@k (use with --temperature).")]
     = 1,
+    repeats: Annotated[int, typer.Option(
+        help="Play every task R times to measure the run's own noise: per-task flip rates and the noise floor "
+             "(the spread of the run's success over repeats).")] = 1,
     split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's; with --env, the env's own].")] = None,
     seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
@@ -261,7 +264,7 @@ def eval_cmd(
                                             max_tokens=max_tokens if max_tokens is not None else 128, seed=seed),
                           concurrency=concurrency, batch_size=batch_size, remote=remote, ray=ray,
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
-                          samples=samples, name=name, dtype=dtype, agent=agent, agent_cmd=agent_cmd,
+                          samples=samples, repeats=repeats, name=name, dtype=dtype, agent=agent, agent_cmd=agent_cmd,
                           agent_timeout_s=agent_timeout, allow_no_model=allow_no_model,
                           agent_chooses_sampling=agent_chooses_sampling, agent_max_tokens=max_tokens)
     outcome = run_eval(request, console)

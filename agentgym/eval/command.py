@@ -28,7 +28,7 @@ from agentgym.eval.plan import PlannedEpisode, plan_episodes
 from agentgym.eval.preflight import check_policy
 from agentgym.eval.results import load_results
 from agentgym.eval.runner import run_plan
-from agentgym.eval.stats import summarize
+from agentgym.eval.stats import repeat_noise, summarize
 from agentgym.eval.suites import Suite, SuiteEntry, get_suite
 from agentgym.policies import Policy, Sampling, make_policy
 from agentgym.verifiers.budget import prewarm_workers
@@ -60,6 +60,8 @@ class EvalRequest:
     retry_errors: bool = True
     #: rollouts per task (``--samples``); ``episodes`` stays the number of tasks
     samples: int = 1
+    #: plays of each task to measure run-to-run noise (``--repeats``): flip rates and the noise floor
+    repeats: int = 1
     #: what a leaderboard row calls the model (``--name``); None: read from the model (``agentgym.lm.naming``)
     name: str | None = None
     #: what a local model computes in (``--dtype``): auto, float32 or bfloat16 (``agentgym.lm.precision``)
@@ -82,6 +84,11 @@ class EvalRequest:
             raise ConfigError(f"--episodes must be >= 1, got {self.episodes}.")
         if self.samples < 1:
             raise ConfigError(f"--samples must be >= 1 (rollouts per task), got {self.samples}.")
+        if self.repeats < 1:
+            raise ConfigError(f"--repeats must be >= 1 (plays of each task), got {self.repeats}.")
+        if self.repeats > 1 and self.samples > 1:
+            raise ConfigError("--repeats and --samples together: --samples K draws K rollouts a task for pass@k, "
+                              "--repeats R replays every task R times to measure the run's noise; use one.")
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}.")
         if self.batch_size < 1:
@@ -229,7 +236,7 @@ def run_eval(request: EvalRequest, console: Console) -> EvalOutcome:
             check_policy(request.policy, policy, model=request.model)
         capped: list[tuple[str, int, int]] = []
         plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
-                             samples=request.samples, on_capped=lambda *c: capped.append(c),
+                             samples=request.samples * request.repeats, on_capped=lambda *c: capped.append(c),
                              remote=request.remote)
         path = request.results or default_results_path(request, suite)
         _check_results_path(path)
@@ -341,7 +348,7 @@ def _everything_stored(request: EvalRequest, suite: Suite, console: Console) -> 
         return None
     capped: list[tuple[str, int, int]] = []
     plan = plan_episodes(suite, seed=request.seed, env_kwargs=dict(request.env_kwargs or {}),
-                         samples=request.samples, on_capped=lambda *c: capped.append(c),
+                         samples=request.samples * request.repeats, on_capped=lambda *c: capped.append(c),
                          remote=request.remote)
     identity = fingerprint(request.policy, request.model)
     keys = [p.key(stand_in, identity) for p in plan]  # type: ignore[arg-type]
@@ -462,9 +469,9 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
         by_entry.setdefault(result.entry or result.env_id, []).append(result)
     who = request.policy + (f" ({request.model})" if request.model else "")
     table = Table(title=f"{suite.name} suite v{suite.version} · {who}", box=box.SIMPLE_HEAD, pad_edge=False)
-    k = request.samples
+    k, repeats = request.samples, request.repeats
     columns = ["env", "n", "success [95% CI]", "reward±CI", *([f"pass@{k}", f"mean@{k}"] if k > 1 else []),
-               "turns", "errors"]
+               *(["flipped", "noise"] if repeats > 1 else []), "turns", "errors"]
     for column in columns:
         # a long entry label folds onto a second line rather than being cut
         table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
@@ -473,6 +480,12 @@ def summary_table(request: EvalRequest, suite: Suite, results: Sequence[EpisodeR
         s = summaries[label] = summarize(runs)
         half = (s["mean_reward_ci_high"] - s["mean_reward_ci_low"]) / 2
         at_k = [_maybe(s["pass_at_k"]), _maybe(s["mean_at_k"])] if k > 1 else []
+        if repeats > 1:  # run-to-run noise: the share of tasks whose outcome flipped, the spread of the run's mean
+            noise = repeat_noise([r.as_dict() if hasattr(r, "as_dict") else r for r in runs])
+            s.update({"repeats": noise["repeats"], "flipped_tasks": noise["flipped_tasks"],
+                      "flip_rate": noise["flip_rate"], "noise_floor": noise["noise_floor"],
+                      "repeat_success": noise["repeat_success"], "per_task_flip": noise["per_task_flip"]})
+            at_k += [_maybe(noise["flipped_tasks"]), _maybe(noise["noise_floor"])]
         # n counts tasks: the intervals are over them (a task's --samples are one task's evidence)
         table.add_row(Text(label.removeprefix("agentgym/")), str(s["tasks"]),
                       f"{s['success_rate']:.2f} [{s['success_rate_ci_low']:.2f}, {s['success_rate_ci_high']:.2f}]",

@@ -4,6 +4,7 @@ over several samples of one task (``pass_at_k``, ``per_task``)."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -140,6 +141,34 @@ def _around(center: float, values: Sequence[float], *, z: float = Z_95) -> tuple
     mean = sum(values) / n
     half = z * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
     return max(0.0, center - half), min(1.0, center + half)
+
+
+def repeat_noise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Run-to-run noise of ``--repeats``: each task's flip rate (the share of its scored repeats whose outcome is
+    not the task's majority outcome; 0 when every repeat agreed), the share of tasks that flipped at all, and the
+    noise floor: the standard deviation over repeats of the run's success rate in each repeat (repeat ``j`` being
+    every task's ``j``-th episode, its ``sample`` number).
+
+    >>> rows = [{"task_id": t, "episode": i, "sample": j, "correct": c}
+    ...         for i, (t, outcomes) in enumerate([("a", [1, 1, 1]), ("b", [1, 0, 1])]) for j, c in enumerate(outcomes)]
+    >>> noise = repeat_noise(rows)
+    >>> noise["flipped_tasks"], round(noise["per_task_flip"]["1"], 3), round(noise["noise_floor"], 3)
+    (0.5, 0.333, 0.289)
+    """
+    outcomes: dict[str, list[bool]] = {}
+    by_repeat: dict[int, list[bool]] = {}
+    for row in rows:
+        if row.get("error") is not None:
+            continue
+        outcomes.setdefault(_task(row), []).append(bool(row.get("correct")))
+        by_repeat.setdefault(int(row.get("sample") or 0), []).append(bool(row.get("correct")))
+    per_task = {task: min(sum(o), len(o) - sum(o)) / len(o) for task, o in outcomes.items() if len(o) > 1}
+    means = [sum(o) / len(o) for o in by_repeat.values() if o]
+    floor = statistics.stdev(means) if len(means) > 1 else None
+    return {"repeats": max((len(o) for o in outcomes.values()), default=0),
+            "flipped_tasks": sum(rate > 0 for rate in per_task.values()) / len(per_task) if per_task else None,
+            "flip_rate": sum(per_task.values()) / len(per_task) if per_task else None,
+            "noise_floor": floor, "repeat_success": means, "per_task_flip": per_task}
 
 
 def summarize(results: Sequence[Any]) -> dict[str, Any]:

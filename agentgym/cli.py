@@ -387,6 +387,9 @@ def swe_validate(data: DataOption = None, backend: BackendOption = "bwrap",
                  split: Annotated[Optional[str], typer.Option(help="One split (default: all).")] = None,
                  trust: Annotated[Optional[Path], typer.Option(
                      help="Write each instance's trust table (JSON): how its gold verdict was decided.")] = None,
+                 repeats: Annotated[int, typer.Option(
+                     help="Grade each gold patch R times and list the instances whose gold does not pass every "
+                          "replica.")] = 1,
                  ) -> None:
     """Prove each instance: FAIL_TO_PASS fail and PASS_TO_PASS pass before the gold patch, all pass after; and say
     what each gold verdict rests on (tests decided on data by the harness, tests on the repository's equality)."""
@@ -403,11 +406,16 @@ def swe_validate(data: DataOption = None, backend: BackendOption = "bwrap",
 
     env = SWEBenchEnv(data_dir=data, backend=backend)  # type: ignore[arg-type]
     try:
-        checks = validate_instances(env, split=split, progress=lambda c: console.print(line(c), markup=False))
+        checks = validate_instances(env, split=split, progress=lambda c: console.print(line(c), markup=False),
+                                    repeats=repeats)
     finally:
         env.close()
     bad = [c for c in checks if not c.ok]
     console.print(f"{len(checks) - len(bad)}/{len(checks)} instances valid on {backend}")
+    if repeats > 1:
+        flaky = [f"{c.instance_id} ({c.gold_passes}/{c.replicas})" for c in checks if c.gold_passes < c.replicas]
+        console.print(f"gold graded {repeats} times each: {len(flaky)} instances did not pass every replica"
+                      + (f": {', '.join(flaky)}" if flaky else ""), markup=False)
     if trust is not None:
         trust.write_text(json.dumps({c.instance_id: c.trust for c in checks}, indent=1) + "\n", encoding="utf-8")
         console.print(f"trust table: {trust}", markup=False)

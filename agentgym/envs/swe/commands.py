@@ -11,7 +11,7 @@ from typing import Any
 
 from agentgym.core.task import read_records
 from agentgym.envs.swe.env import SWEBenchEnv
-from agentgym.errors import DataError
+from agentgym.errors import ConfigError, DataError
 
 __all__ = ["InstanceCheck", "grade_predictions", "read_predictions", "validate_instances"]
 
@@ -27,11 +27,18 @@ class InstanceCheck:
     #: how the gold run's verdict was made: the path (``isolated``/``in-process``) and, isolated, how many tests
     #: rest on data the harness compared and how many on the repository's own equality (its ``trust``)
     trust: dict[str, Any] = field(default_factory=dict)
+    #: of ``replicas`` gradings of the gold patch (``--repeats``), how many resolved the instance
+    gold_passes: int = 1
+    replicas: int = 1
 
 
 def validate_instances(env: SWEBenchEnv, *, split: str | None = None,
-                       progress: Callable[[InstanceCheck], None] | None = None) -> list[InstanceCheck]:
-    """Check every instance of ``split`` (all splits when None) with the env's backend."""
+                       progress: Callable[[InstanceCheck], None] | None = None,
+                       repeats: int = 1) -> list[InstanceCheck]:
+    """Check every instance of ``split`` (all splits when None) with the env's backend; the gold patch is graded
+    ``repeats`` times, and an instance whose gold does not pass every replica is not valid (a flaky verdict)."""
+    if repeats < 1:
+        raise ConfigError(f"--repeats must be >= 1 (gradings of each gold patch), got {repeats}.")
     checks = []
     for name in [split] if split else env.tasks.splits():
         for task in env.tasks.tasks(name):
@@ -42,13 +49,19 @@ def validate_instances(env: SWEBenchEnv, *, split: str | None = None,
                 problems.append(f"FAIL_TO_PASS tests pass without the fix: {before['fail_to_pass']['success']}")
             if before["pass_to_pass"]["failure"]:
                 problems.append(f"PASS_TO_PASS tests fail without the fix: {before['pass_to_pass']['failure']}")
-            after = env.grade(task, task.gold["patch"]).details
-            if not after["resolved"]:
+            replicas = [env.grade(task, task.gold["patch"]).details for _ in range(repeats)]
+            after = next((d for d in replicas if not d["resolved"]), replicas[0])
+            passes = sum(bool(d["resolved"]) for d in replicas)
+            if not passes:
                 problems.append(f"the gold patch does not resolve it: F2P {after['fail_to_pass']}, "
                                 f"P2P {after['pass_to_pass']}, applied={after['patch_applied']}")
+            elif passes < repeats:
+                problems.append(f"the gold patch resolved it in {passes} of {repeats} replicas (a flaky verdict); a "
+                                f"failing one: F2P {after['fail_to_pass']}, P2P {after['pass_to_pass']}")
             trust = {"isolation": after.get("isolation"), **(after.get("trust") or {}),
                      "comparisons": after.get("comparisons") or {}}
-            check = InstanceCheck(task.id, not problems, problems, time.perf_counter() - start, trust)
+            check = InstanceCheck(task.id, not problems, problems, time.perf_counter() - start, trust,
+                                  gold_passes=passes, replicas=repeats)
             checks.append(check)
             if progress is not None:
                 progress(check)

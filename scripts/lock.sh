@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Refresh the locks that ./install.sh and .ci/run install from: resolve the newest versions pyproject.toml admits
-# in fresh venvs (./install.sh and scripts/verl_venv.sh with AGENTGYM_UNLOCKED=1), then freeze them:
+# in fresh venvs (./install.sh and scripts/overlay_venv.sh with AGENTGYM_UNLOCKED=1), then freeze them:
 #   requirements/lock.txt       every package of `./install.sh` (the all extra, torch, the default model)
 #   requirements/lock-verl.txt  what the verl venv installs into its own site-packages on top of that
+#   requirements/lock-ors.txt   what the ORS venv (OpenReward's SDK) installs into its own, on top of the same
 # Run it from a clone (about 10 minutes, the Debian packages of ./install.sh already there), then run the tests
-# (python -m pytest -q, and .ci/run's verl step) and commit both files together with what made them pass.
+# (python -m pytest -q, and .ci/run's verl step) and commit the three files together with what made them pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
@@ -14,7 +15,9 @@ trap 'rm -rf "$work"' EXIT
 
 "$base_python" -m venv "$work/base"
 AGENTGYM_UNLOCKED=1 AGENTGYM_SKIP_APT=1 PYTHON="$work/base/bin/python" ./install.sh
-AGENTGYM_UNLOCKED=1 PYTHON="$work/base/bin/python" scripts/verl_venv.sh "$work/verl"
+for extra in verl ors; do
+    AGENTGYM_UNLOCKED=1 PYTHON="$work/base/bin/python" scripts/overlay_venv.sh "$extra" "$work/$extra"
+done
 
 header() {
     echo "# $1"
@@ -25,10 +28,12 @@ header() {
     header "The exact versions ./install.sh installs (pip install -c requirements/lock.txt)."
     "$work/base/bin/python" -m pip freeze --exclude-editable | LC_ALL=C sort -f
 } >requirements/lock.txt
-own_site=$("$work/verl/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-{
-    header "What scripts/verl_venv.sh installs into the verl venv's own site-packages, on top of requirements/lock.txt."
-    "$work/verl/bin/python" -m pip freeze --exclude-editable --path "$own_site" | LC_ALL=C sort -f
-} >requirements/lock-verl.txt
-echo "== wrote requirements/lock.txt ($(grep -vc '^#' requirements/lock.txt) packages) and requirements/lock-verl.txt" \
-     "($(grep -vc '^#' requirements/lock-verl.txt) packages)"
+for extra in verl ors; do
+    own_site=$("$work/$extra/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    {
+        header "What scripts/overlay_venv.sh $extra installs into that venv's own site-packages, on top of requirements/lock.txt."
+        "$work/$extra/bin/python" -m pip freeze --exclude-editable --path "$own_site" | LC_ALL=C sort -f
+    } >"requirements/lock-$extra.txt"
+done
+echo "== wrote requirements/lock.txt ($(grep -vc '^#' requirements/lock.txt) packages), requirements/lock-verl.txt" \
+     "($(grep -vc '^#' requirements/lock-verl.txt)) and requirements/lock-ors.txt ($(grep -vc '^#' requirements/lock-ors.txt))"

@@ -67,11 +67,12 @@ def test_the_lock_pins_every_requirement_of_the_install_within_its_range():
     assert unmet(requirements_of("all"), read_lock("lock.txt")) == []
 
 
-def test_the_verl_lock_with_the_base_lock_meets_the_verl_extra():
-    base, own = read_lock("lock.txt"), read_lock("lock-verl.txt")
-    assert own, "requirements/lock-verl.txt pins nothing: scripts/lock.sh writes what the verl venv installs"
-    assert unmet(requirements_of("verl"), base | own) == []
-    assert canonicalize_name("verl") in own
+@pytest.mark.parametrize(("extra", "package"), [("verl", "verl"), ("ors", "openreward")])
+def test_an_overlay_lock_with_the_base_lock_meets_its_extra(extra, package):
+    base, own = read_lock("lock.txt"), read_lock(f"lock-{extra}.txt")
+    assert own, f"requirements/lock-{extra}.txt pins nothing: scripts/lock.sh writes what the {extra} venv installs"
+    assert unmet(requirements_of(extra), base | own) == []
+    assert canonicalize_name(package) in own
 
 
 def test_the_lock_holds_install_sh_pins():

@@ -38,6 +38,8 @@ from agentgym.server.clients import CURRENT_CLIENT, ClientTokens
 from agentgym.server.clients import SCOPE_KEY as CLIENT_SCOPE_KEY
 from agentgym.server.compat import agentgym_router
 from agentgym.server.openenv import openenv_router
+from agentgym.server.openenv_mcp import OpenEnvMcp
+from agentgym.server.ors import OrsService, ors_router
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.threads import DEFAULT_THREADS
 from agentgym.server.tokens import TOKEN_HOWTO, token_problem
@@ -312,6 +314,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     for env_id in store.env_ids:
         app.include_router(agentgym_router(store, env_id, process.new_compat_id if process else None))
     app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes, ws_limits=ws_limits))
+    # ORS at the root (its clients know no prefix); the default env, the bare routes', is the first named
+    app.include_router(ors_router(OrsService(store, OpenEnvMcp(store), env_ids[0] if env_ids else None)))
     return app
 
 
@@ -383,6 +387,7 @@ class _App(FastAPI):
         if scope["type"] not in ("http", "websocket"):
             await super().__call__(scope, receive, send)
             return
+        scope = _api_key_as_bearer(scope)
         if self.client_tokens:  # a token the operator issued: that client, from any address
             scope = self.client_tokens_scope(scope)
         # the client every per-client share counts against (agentgym.server.clients), for the hot path too
@@ -414,6 +419,16 @@ class _App(FastAPI):
                 await self.hot(scope, receive, send, match[1], match[2])
                 return
         await super().__call__(scope, receive, send)
+
+
+def _api_key_as_bearer(scope: Scope) -> Scope:
+    """An ``X-API-Key`` header (what ORS clients send their key as) read as ``Authorization: Bearer``, where the
+    request has no Authorization of its own."""
+    headers = scope["headers"]
+    key = next((value for name, value in headers if name == b"x-api-key"), None)
+    if key is None or any(name == b"authorization" for name, _ in headers):
+        return scope
+    return {**scope, "headers": [*headers, (b"authorization", b"Bearer " + key)]}
 
 
 class _HotPath:

@@ -255,34 +255,53 @@ class SessionStore:
         """A served env's split, its task count and its digest, as a session with ``kwargs`` would have them: what
         a client plans an eval with when the env is only the server's (``agentgym eval --remote``). Off the loop,
         cached per (env, kwargs, split)."""
-        if env_id not in self.env_ids:
-            raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
-        key = json.dumps([env_id, kwargs, split], sort_keys=True, default=str)
-        if key in self._described:
-            return self._described[key]
 
-        def run() -> dict[str, Any]:
+        def read(env: Any, all_kwargs: dict[str, Any]) -> dict[str, Any]:
             from agentgym.eval.envdigest import env_digest
 
+            inner = env.unwrapped
+            chosen = split or inner.split
+            splits = list(inner.tasks.splits())
+            if chosen not in splits:
+                raise ApiError(422, "invalid_split", f"{env_id} has no split {chosen!r}; its splits are {splits}.")
+            n = len(inner.tasks.tasks(chosen))
+            return {"env_id": env_id, "split": chosen, "splits": splits, "tasks": n,
+                    "env_digest": env_digest(env_id, env, all_kwargs, chosen) if n else ""}
+
+        return await self._read_env(env_id, kwargs, [split], read)
+
+    async def task_catalog(self, env_id: str) -> dict[str, list[str]]:
+        """``{split: [task id, ...]}`` of a served env as the operator's kwargs make it (ORS lists tasks by it)."""
+
+        def read(env: Any, _: dict[str, Any]) -> dict[str, list[str]]:
+            tasks = env.unwrapped.tasks
+            return {split: [task.id for task in tasks.tasks(split)] for split in tasks.splits()}
+
+        return await self._read_env(env_id, {}, ["catalog"], read)
+
+    async def _read_env(self, env_id: str, kwargs: Mapping[str, Any], key: list[Any],
+                        read: Callable[[Any, dict[str, Any]], Any]) -> Any:
+        """``read(env, its kwargs)`` on an env made with ``kwargs`` in this process (even with a Ray pool: only
+        what it holds is read), off the loop, then closed; cached per (env, kwargs, key)."""
+        if env_id not in self.env_ids:
+            raise ApiError(404, "env_not_found", str(EnvNotFound(env_id, self.env_ids)))
+        cache_key = json.dumps([env_id, kwargs, *key], sort_keys=True, default=str)
+        if cache_key in self._described:
+            return self._described[cache_key]
+
+        def run() -> Any:
             env_class = load_env_class(env_id)
             all_kwargs = {**env_info(env_id).kwargs, **self.server_kwargs.get(env_id, {}), **kwargs}
             self._check_kwargs(env_id, env_class, kwargs, all_kwargs)
-            env = env_class(**all_kwargs)  # in this process, even with a Ray pool: only its task list is read
+            env = env_class(**all_kwargs)
             try:
-                inner = env.unwrapped
-                chosen = split or inner.split
-                splits = list(inner.tasks.splits())
-                if chosen not in splits:
-                    raise ApiError(422, "invalid_split", f"{env_id} has no split {chosen!r}; its splits are {splits}.")
-                n = len(inner.tasks.tasks(chosen))
-                return {"env_id": env_id, "split": chosen, "splits": splits, "tasks": n,
-                        "env_digest": env_digest(env_id, env, all_kwargs, chosen) if n else ""}
+                return read(env, all_kwargs)
             finally:
                 env.close()
 
         async with lent():
-            described = self._described[key] = await asyncio.to_thread(run)
-        return described
+            result = self._described[cache_key] = await asyncio.to_thread(run)
+        return result
 
     async def probe(self) -> None:
         """Make one env of each served id (with the operator's kwargs), read its task list and build its first

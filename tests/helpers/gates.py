@@ -104,6 +104,13 @@ requires_verl = pytest.mark.skipif(
     reason="needs verl, which ./install.sh leaves out (it caps transformers < 5.11): run these in a venv of their "
            "own, as .ci/run does (README: verl)")
 
+# OpenReward's SDK pins sse-starlette 2.3.6 and mcp needs >= 3, so it is not in `all` either: .ci/run runs the ORS
+# tests in a venv of their own (scripts/overlay_venv.sh ors) with AGENTGYM_REQUIRE_ORS=1
+requires_openreward = pytest.mark.skipif(
+    importlib.util.find_spec("openreward") is None and not os.environ.get("AGENTGYM_REQUIRE_ORS"),
+    reason="needs OpenReward's SDK, which ./install.sh leaves out (it pins sse-starlette 2.3.6, mcp needs >= 3): "
+           "run these in a venv of their own, as .ci/run does (README: ORS)")
+
 
 def _every_env() -> pytest.MarkDecorator:
     from agentgym.envs import ENVS

@@ -577,7 +577,8 @@ def serve(env_ids: Annotated[Optional[list[str]], typer.Argument(metavar="ENV_ID
                               node_env_limits=checked_limits(ids, node_limits, defaults=False))
 
         def make_app(process: Any = None) -> Any:
-            return create_app(ids, max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
+            return create_app(ids, ors_default=env_ids[0] if env_ids else None,
+                              max_sessions=max_sessions, session_ttl_s=session_ttl_s, token=token,
                               env_threads=workers, server_kwargs=server_kwargs, env_limits=limits, process=process,
                               env_pool=pool, ws_idle_timeout_s=ws_idle_timeout_s, max_ws_per_client=max_ws_per_client,
                               max_sessions_per_client=max_sessions_per_client,

@@ -216,7 +216,7 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
                probe_envs: bool = False, client_tokens: Mapping[str, str] | None = None,
                max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
                max_client_queued: int = DEFAULT_MAX_CLIENT_QUEUED,
-               max_requests_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> FastAPI:
+               max_requests_in_flight: int = DEFAULT_MAX_IN_FLIGHT, ors_default: str | None = None) -> FastAPI:
     """The agentgym HTTP app serving sessions of ``env_ids`` (default: every registered id).
 
     ``server_kwargs[env_id]`` are env keyword arguments set by the operator (data paths,
@@ -231,6 +231,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
     ``ws_idle_timeout_s``: a WebSocket (OpenEnv's ``/ws``) that sends no data frame this long is closed (default:
     ``session_ttl_s``, at least 5 minutes); ``max_ws_per_client``: open WebSockets one client (peer address) may
     hold; more are refused with 429 (``ws_limits.py``).
+    ORS (``ors.py``) is served at the root; ``ors_default`` is the env its bare routes play (default: the first of
+    ``env_ids``).
     ``/v1/verify`` runs on threads of its own (``verification.py``): at most ``max_queued_verifications`` in
     flight (more: 503 with Retry-After), ``max_client_verifications`` of one client (more: 429).
     A client is its host (``clients.py``: every loopback address one, IPv6 by /64) or the name of a token the
@@ -315,7 +317,8 @@ def create_app(env_ids: list[str] | None = None, *, max_sessions: int = 1024, se
         app.include_router(agentgym_router(store, env_id, process.new_compat_id if process else None))
     app.include_router(openenv_router(store, token=token, max_frame_bytes=max_body_bytes, ws_limits=ws_limits))
     # ORS at the root (its clients know no prefix); the default env, the bare routes', is the first named
-    app.include_router(ors_router(OrsService(store, OpenEnvMcp(store), env_ids[0] if env_ids else None)))
+    default = ors_default or (env_ids[0] if env_ids else None)
+    app.include_router(ors_router(OrsService(store, OpenEnvMcp(store), default)))
     return app
 
 

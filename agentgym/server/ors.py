@@ -79,22 +79,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _SplitBody(_Strict):
+class OrsSplit(_Strict):
     split: str
 
 
-class _TaskBody(_Strict):
+class OrsTask(_Strict):
     split: str
     index: int
 
 
-class _RangeBody(_Strict):
+class OrsTaskRange(_Strict):
     split: str
     start: int | None = None
     stop: int | None = None
 
 
-class _CreateBody(_Strict):
+class OrsCreate(_Strict):
     env_name: str | None = None
     task_spec: dict[str, Any] | None = None
     split: str | None = None
@@ -102,7 +102,7 @@ class _CreateBody(_Strict):
     toolset_name: str | None = None
 
     @model_validator(mode="after")
-    def _one_task(self) -> _CreateBody:
+    def _one_task(self) -> OrsCreate:
         if (self.task_spec is not None) == (self.split is not None and self.index is not None):
             raise ValueError("give either task_spec, or split and index")
         if (self.split is None) != (self.index is None):
@@ -110,7 +110,7 @@ class _CreateBody(_Strict):
         return self
 
 
-class _CallBody(_Strict):
+class OrsCall(_Strict):
     name: str
     input: dict[str, Any]
     task_id: str | None = None
@@ -172,7 +172,7 @@ class OrsService:
         return [{"task_id": task_id, "split": split, "index": i} for i, task_id in enumerate(catalog[split])]
 
     # ---- sessions -------------------------------------------------------------------------
-    async def create(self, sid: str, body: _CreateBody) -> None:
+    async def create(self, sid: str, body: OrsCreate) -> None:
         if sid in self.sessions:
             raise ApiError(400, "session_exists", f"Session {sid!r} exists: POST /delete it first, or use a new id "
                                                   "(POST /create_session gives one).")
@@ -214,7 +214,7 @@ class OrsService:
             with contextlib.suppress(ApiError):
                 await self.store.close(ors.session_id, "ORS /delete")
 
-    async def call(self, ors: _Session, body: _CallBody) -> dict[str, Any]:
+    async def call(self, ors: _Session, body: OrsCall) -> dict[str, Any]:
         """One tool call, as ORS's ``RunToolOutput``."""
         async with ors.lock:  # one at a time per session, and none once the episode ended
             if ors.finished:
@@ -342,14 +342,14 @@ def ors_router(service: OrsService) -> APIRouter:
         return [{"name": s, "type": s if s in _SPLIT_TYPES else "validation"}
                 for s in await service.catalog(env_id(request))]
 
-    async def tasks(request: Request, body: _SplitBody) -> dict[str, Any]:
+    async def tasks(request: Request, body: OrsSplit) -> dict[str, Any]:
         env = env_id(request)
         return {"tasks": await service.tasks(env, body.split), "env_name": service.name_of(env)}
 
-    async def num_tasks(request: Request, body: _SplitBody) -> dict[str, int]:
+    async def num_tasks(request: Request, body: OrsSplit) -> dict[str, int]:
         return {"num_tasks": len(await service.tasks(env_id(request), body.split))}
 
-    async def task(request: Request, body: _TaskBody) -> dict[str, Any]:
+    async def task(request: Request, body: OrsTask) -> dict[str, Any]:
         env = env_id(request)
         listed = await service.tasks(env, body.split)
         if not -len(listed) <= body.index < len(listed):
@@ -357,7 +357,7 @@ def ors_router(service: OrsService) -> APIRouter:
                                                  f"{body.index} is not one of them.")
         return {"task": listed[body.index], "env_name": service.name_of(env)}
 
-    async def task_range(request: Request, body: _RangeBody) -> dict[str, Any]:
+    async def task_range(request: Request, body: OrsTaskRange) -> dict[str, Any]:
         env = env_id(request)
         return {"tasks": (await service.tasks(env, body.split))[body.start:body.stop], "env_name": service.name_of(env)}
 
@@ -372,7 +372,7 @@ def ors_router(service: OrsService) -> APIRouter:
     async def messages(request: Request) -> list[dict[str, Any]]:
         return [{"role": "user", "blocks": await prompt(request), "detail": None}]
 
-    async def call(request: Request, body: _CallBody) -> StreamingResponse:
+    async def call(request: Request, body: OrsCall) -> StreamingResponse:
         if body.task_id is not None:  # a client resuming the stream of a call it made
             return _sse(service.stream(body.task_id))
         ors = service.get(_sid(request))
@@ -397,7 +397,7 @@ def ors_router(service: OrsService) -> APIRouter:
         return {"sid": _sid(request)}
 
     @router.post("/create")
-    async def create(request: Request, body: _CreateBody) -> dict[str, str]:
+    async def create(request: Request, body: OrsCreate) -> dict[str, str]:
         sid = _sid(request)
         await service.create(sid, body)
         return {"sid": sid}

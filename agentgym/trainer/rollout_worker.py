@@ -245,7 +245,11 @@ def start_ray_workers(pipeline: Any, model: Any) -> list[RayWorker]:
 
     config = pipeline.config
     ray = pipeline.ray
-    cpu_model = copy.deepcopy(model).to(torch.device("cpu"))
+    from accelerate.utils import extract_model_from_parallel
+
+    # the copy without accelerate's mixed-precision forward (bf16 autocast where the CPU has it), which cannot be
+    # pickled; unwrapping it from the copy leaves the trained model's own forward as it is
+    cpu_model = extract_model_from_parallel(copy.deepcopy(model), keep_fp32_wrapper=False).to(torch.device("cpu"))
     model_ref = ray.put(cpu_model)
     del cpu_model
     actor_class = ray.remote(num_cpus=1, max_concurrency=2, scheduling_strategy="SPREAD")(RolloutActor)

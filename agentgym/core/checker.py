@@ -51,12 +51,13 @@ def _check_same(local: str, remote: str, turn: int) -> None:
 DEFAULT_ORACLE_TASKS = 100
 
 
-def check_env(env: gym.Env, *, n_tasks: int = DEFAULT_ORACLE_TASKS, seed: int = 0,
+def check_env(env: gym.Env, *, n_tasks: int | None = None, seed: int = 0,
               skip_gym_checker: bool = False) -> dict[str, Any]:
     """Check an agentgym env, in process or a ``RemoteEnv``; raise ``EnvCheckFailed`` naming the first broken check.
 
     Runs Gymnasium's ``check_env``, then: reset/step determinism for a seed, the
-    oracle solves ``n_tasks`` sampled tasks (default: every task of the split, up to 100) with reward 1, an empty
+    oracle solves ``n_tasks`` sampled tasks (default: the env class's ``check_tasks``, else every task of the split
+    up to 100) with reward 1, an empty
     answer scores 0,
     a malformed action is an observation (not an exception), and step after the
     end raises ``ResetNeeded``. A ``RemoteEnv`` is checked through its server: the
@@ -71,6 +72,8 @@ def check_env(env: gym.Env, *, n_tasks: int = DEFAULT_ORACLE_TASKS, seed: int = 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 gym_check_env(inner, skip_render_check=True, skip_close_check=True)
+        if n_tasks is None:
+            n_tasks = type(local).check_tasks or DEFAULT_ORACLE_TASKS
         return _check(inner, local, n_tasks=n_tasks, seed=seed)
     finally:
         if local is not inner:

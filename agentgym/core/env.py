@@ -92,6 +92,9 @@ class AgentEnv(gym.Env[str, str], Generic[OutcomeT], metaclass=ABCMeta):
 
     metadata = {"render_modes": ["ansi", "human"]}
     defaults: ClassVar[EnvDefaults] = EnvDefaults()
+    #: how many tasks ``agentgym.check_env`` has the oracle solve (twice each) unless told: None is the checker's
+    #: default (every task of the split, up to 100); an env whose episodes are costly (a real browser) names fewer
+    check_tasks: ClassVar[int | None] = None
 
     def __init__(self, *, tasks: TaskSource, **base: Any) -> None:
         """``base``: the keyword arguments of ``EnvDefaults``, the class's ``defaults`` for those not given."""

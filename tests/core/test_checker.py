@@ -73,3 +73,15 @@ def test_check_env_on_a_server_with_other_data_says_so():
 def test_check_env_rejects_other_envs():
     with pytest.raises(EnvCheckFailed, match="expected an AgentEnv or a RemoteEnv, got CartPoleEnv"):
         agentgym.check_env(gym.make("CartPole-v1"))
+
+
+def test_an_env_class_names_how_many_tasks_its_check_plays(monkeypatch):
+    """``check_env`` without ``n_tasks`` plays the env class's ``check_tasks`` (WebShopBrowser: 20, its episodes
+    drive Chromium), else every task up to 100; ``n_tasks`` still wins."""
+    from agentgym.envs.search.env import SearchQAEnv
+    from agentgym.envs.webshop.browser import WebShopBrowserEnv
+
+    assert WebShopBrowserEnv.check_tasks == 20 and SearchQAEnv.check_tasks is None
+    monkeypatch.setattr(SearchQAEnv, "check_tasks", 3)
+    assert len(agentgym.check_env(gym.make(SEARCH, topk=2))["oracle_solved"]) == 3
+    assert len(agentgym.check_env(gym.make(SEARCH, topk=2), n_tasks=2)["oracle_solved"]) == 2

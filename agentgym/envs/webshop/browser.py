@@ -78,6 +78,8 @@ class WebShopBrowserEnv(AgentEnv[Purchase]):
     """
 
     defaults = EnvDefaults(action_format="browsergym", max_turns=20, max_observation_chars=12_000)
+    # check_env's oracle on 20 tasks, twice each (a Chromium episode is ~1 s: ~45 s in all; every task: n_tasks=100)
+    check_tasks = 20
 
     def __init__(self, *, data_dir: str | Path | None = None, headless: bool = True, screenshot: bool = False,
                  chromium_path: str | os.PathLike[str] | None = None,

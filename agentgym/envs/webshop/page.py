@@ -24,6 +24,27 @@ ACTIONS = ("click", "fill", "press", "scroll", "go_back", "goto", "noop")  # Bro
 _READ_ATTEMPTS = 3  # a navigation that commits while the page is read destroys that document: read the new one
 
 
+# whether acting on an element opens a page: a link clicked, or a form submitted (its submit button clicked, Enter in
+# one of its inputs) that its own checks let through (a required box left empty submits nothing). The shop's pages
+# have no scripts, so this is all that navigates.
+_OPENS_PAGE = """(el, key) => {
+  if (key === null && el.closest('a[href]')) return true;
+  const control = el.closest('button, input');
+  const form = (control && control.form) || el.closest('form');
+  if (!form) return false;
+  const submits = key === null ? !!control && control.type === 'submit' : key === 'Enter' && el.tagName === 'INPUT';
+  return submits && form.checkValidity();
+}"""
+
+
+async def _opens_page(target: Any, key: str | None, timeout_ms: float) -> bool:
+    """Whether clicking ``target`` (``key`` None) or pressing ``key`` on it opens a page; False when it names no
+    element (the action then fails with its own message)."""
+    if await target.count() != 1:
+        return False
+    return bool(await target.evaluate(_OPENS_PAGE, key, timeout=timeout_ms))
+
+
 class ShopPage:
     """An env's browser context and page in the shop, driven by ``act`` (see the module docstring)."""
 
@@ -100,12 +121,18 @@ class ShopPage:
         try:
             if action in ("click", "fill", "press"):
                 target = page.locator(f"aria-ref={args['element']}")
-                if action == "click":
-                    await target.click(timeout=timeout_ms)
-                elif action == "fill":
+                if action == "fill":
                     await target.fill(args["value"], timeout=timeout_ms)
                 else:
-                    await target.press(args["key"], timeout=timeout_ms)
+                    act = (target.click(timeout=timeout_ms) if action == "click"
+                           else target.press(args["key"], timeout=timeout_ms))
+                    if await _opens_page(target, args.get("key"), timeout_ms):
+                        # read the page it opens, not the one it leaves: a navigation may start after the action
+                        # returns, later the busier the machine (an observation that depended on timing)
+                        async with page.expect_navigation(wait_until="domcontentloaded", timeout=timeout_ms):
+                            await act
+                    else:
+                        await act
             elif action == "scroll":
                 await page.mouse.wheel(args["dx"], args["dy"])
             elif action == "go_back":

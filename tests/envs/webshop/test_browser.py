@@ -221,6 +221,34 @@ def test_navigation_goto_go_back_and_pages(env):
 
 @pytest.mark.browser
 @requires_browser
+def test_an_action_that_opens_a_page_is_read_on_that_page_however_slow(env, monkeypatch):
+    """Pages that take a second to answer (a loaded machine): the observation after a click, an Enter or a submit
+    is the page it opened, never the page it left; a click that opens nothing is read at once."""
+    from agentgym.envs.webshop.webapp import _Shop
+
+    render = _Shop._render
+
+    def slow(self, request, template, context, status_code=200):
+        if template in ("results.html", "item.html"):
+            time.sleep(1.0)
+        return render(self, request, template, context, status_code)
+
+    monkeypatch.setattr(_Shop, "_render", slow)
+    env.reset(options={"index": 0})
+    box = refs(env, "searchbox")[0]
+    obs, *_, info = env.step(f'press("{box}", "Enter")')  # an empty required box: the form does not submit
+    assert info["url"] == f"{SHOP_ORIGIN}/" and 'searchbox "Search query"' in obs
+    env.step(f'fill("{box}", "ski pants")')
+    obs, *_, info = env.step(f'press("{box}", "Enter")')
+    assert info["url"] == f"{SHOP_ORIGIN}/search?q=ski+pants" and "Page 1 (Total results:" in obs
+    product = next(n.ref for n in parse_tree(env.page.view.tree) if n.role == "link" and n.ref
+                   and not any(word in n.name for word in ("Back", "Next", "Prev")))
+    obs, *_, info = env.step(f'click("{product}")')
+    assert "/item/" in info["url"] and "Buy Now" in obs
+
+
+@pytest.mark.browser
+@requires_browser
 def test_observations_do_not_depend_on_the_envs_made_before(env, data_dir):
     env.reset(seed=5)  # the module's env has made pages of its own session
     later = WebShopBrowserEnv(data_dir=data_dir)

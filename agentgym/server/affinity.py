@@ -14,6 +14,8 @@ session, so passing on is the exception. Whichever process a request lands on:
   a batch client on one connection has its batches run on every core;
 - OpenEnv's ``POST /openenv/<env id>/mcp`` goes to the process holding the session its JSON-RPC params name
   (``tools/call``, ``tools/list``, ``openenv/session/close``); ``openenv/session/create`` is made where it lands;
+- ORS's session routes (``/create``, ``/call``, ``/ping``, ...; ``ors.py``) go to the process its ``X-Session-ID``
+  names (``/create_session`` gives ids that name the process), a call's SSE answered whole when it ends;
 - ``/healthz`` and ``/metrics`` gather each process's own (``gather.py``);
 - the rest (``POST /v1/sessions``, ``/v1/verify``, ``/v1/envs``, OpenEnv's other routes,
   docs) is served where it lands: a session belongs to the process that made it (an OpenEnv WebSocket's too).
@@ -35,12 +37,13 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgym.server import protocol as p
+from agentgym.server.api_error import ApiError
 from agentgym.server.dialects import dialects_of
 from agentgym.server.gather import merge_health, merge_metrics
 from agentgym.server.openenv import PREFIX as OPENENV_PREFIX
 from agentgym.server.openenv_mcp import rpc_error
+from agentgym.server.ors import SESSION_ROUTES as ORS_SESSION_ROUTES
 from agentgym.server.relay import Relay, RelayError
-from agentgym.server.api_error import ApiError
 from agentgym.server.siblings import ProcessSlot, lost_error, owner_of
 
 __all__ = ["FORWARDED", "PEER", "Affinity"]
@@ -109,6 +112,12 @@ class Affinity:
             return
         else:
             head, _, op = path.rpartition("/")
+            if op in ORS_SESSION_ROUTES and path.count("/") <= 2 and not _forwarded(scope):
+                sid = dict(scope["headers"]).get(b"x-session-id", b"").decode("latin-1").strip()
+                owner = owner_of(sid) if sid else None
+                if owner is not None and self._elsewhere(owner[0]):
+                    await self._pass_on(owner, sid, scope, receive, send)
+                    return
             if op in _COMPAT_BODY_OPS or op in _COMPAT_QUERY_OPS:
                 keys = self.compat.get(head[1:])
                 if keys is not None:

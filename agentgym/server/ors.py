@@ -26,7 +26,9 @@ so its routes sit at the root beside agentgym's ``/v1``, OpenEnv's ``/openenv/<e
   session is over). A call whose stream broke is resumed by its ``task_id`` for 60 s after it ended.
 
 The server's token applies to every route; ORS clients send it as ``X-API-Key``, which is read as
-``Authorization: Bearer``.
+``Authorization: Bearer``. With ``agentgym serve --processes N`` a session id from ``/create_session`` names the
+process that gave it; a session's requests landing on another process are passed on to that one (``affinity.py``),
+which answers a call's SSE whole once the call ends.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from agentgym.integrations.mcp_tools import step_answer
 from agentgym.server.openenv_mcp import EnvTools, OpenEnvMcp, ToolFailure
 from agentgym.server.sessions import ApiError, SessionStore
 
-__all__ = ["ORS_KWARGS", "OrsService", "ors_name", "ors_names", "ors_router"]
+__all__ = ["ORS_KWARGS", "SESSION_ROUTES", "OrsService", "ors_name", "ors_names", "ors_router"]
 
 # the env as an agent that calls tools plays it: the prompt without a text protocol's instructions
 ORS_KWARGS: Mapping[str, Any] = {"action_format": "dict"}
@@ -61,6 +63,8 @@ _KEPT_CALLS = 1024
 _HEARTBEAT_S = 10.0  # an SSE comment this often while a call runs (clients time a silent stream out at 30 s)
 _MAX_SID = 128
 _SPLIT_TYPES = ("train", "validation", "test")
+#: the last path segment of the routes that act on the session their X-Session-ID names (``/create`` makes it)
+SESSION_ROUTES = frozenset({"create", "delete", "ping", "call", "prompt", "messages", "task_tools"})
 
 
 def ors_name(env_id: str) -> str:
@@ -388,7 +392,9 @@ def ors_router(service: OrsService) -> APIRouter:
     @router.post("/create_session")
     async def create_session() -> StreamingResponse:
         async def body() -> AsyncIterator[bytes]:
-            yield _event("task_id", str(uuid.uuid4()))
+            # an id in the store's form: with --processes N it names this process, which the others pass the
+            # session's requests on to (affinity.py)
+            yield _event("task_id", service.store.new_session_id())
             yield _event("end", "")
         return _sse(body())
 

@@ -78,3 +78,34 @@ def test_wrong_requests_say_what_was_wrong_and_a_call_can_be_resumed():
         after = http.post("/call", json={"name": "python", "input": {"code": "print(1)"}},
                           headers={"X-Session-ID": sid})
         assert after.status_code == 404 and "POST /create" in after.json()["message"]
+
+
+@requires_code
+def test_ors_sessions_are_played_from_any_process():
+    """``--processes 2``: a session id from /create_session names its process; its requests are served there
+    whichever process the kernel gives their (new) connections to, and each call is one step of its episode."""
+    with serving(MATH, "--processes", "2") as url:
+        made: dict[int, list[str]] = {0: [], 1: []}
+        for _ in range(60):  # until each process gave two ids (new connections land where the kernel puts them)
+            with httpx.Client(base_url=url, timeout=120) as http:
+                sid = _events(http.post("/create_session"))[0][1]
+            index = int(sid.split(".")[0])
+            if len(made[index]) < 2:
+                made[index].append(sid)
+            if min(map(len, made.values())) == 2:
+                break
+        assert min(map(len, made.values())) == 2, made
+        for index, sids in made.items():
+            for k, sid in enumerate(sids):
+                headers = {"X-Session-ID": sid}
+                assert httpx.post(f"{url}/create", json={"split": "train", "index": k}, headers=headers,
+                                  timeout=120).json() == {"sid": sid}
+                for turn in (1, 2, 3):  # each request on a new connection
+                    answer = "".join(data for _, data in _events(httpx.post(
+                        f"{url}/call", json={"name": "python", "input": {"code": f"print({turn})"}},
+                        headers=headers, timeout=120))[1:])
+                    assert f'"turn":{turn}' in answer and f'"text":"{turn}' in answer
+                assert httpx.post(f"{url}/ping", headers=headers).json() == {"status": "ok"}
+                assert httpx.post(f"{url}/delete", headers=headers).json() == {"sid": sid}
+        health = httpx.get(f"{url}/healthz").json()
+        assert health["sessions"] == 0 and len(health["processes"]) == 2

@@ -48,6 +48,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentgym import __version__
+from agentgym.core.registry import env_info
 from agentgym.gateway.session import agent_prompt
 from agentgym.integrations.mcp_tools import step_answer
 from agentgym.server.openenv_mcp import EnvTools, OpenEnvMcp, ToolFailure
@@ -55,7 +56,8 @@ from agentgym.server.sessions import ApiError, SessionStore
 
 __all__ = ["ORS_KWARGS", "SESSION_ROUTES", "OrsService", "ors_name", "ors_names", "ors_router"]
 
-# the env as an agent that calls tools plays it: the prompt without a text protocol's instructions
+# the env as an agent that calls tools plays it: the prompt without a text protocol's instructions (where the env
+# lets a client choose its format; elsewhere its own format, whose instructions agent_prompt scrubs of their tags)
 ORS_KWARGS: Mapping[str, Any] = {"action_format": "dict"}
 _CHUNK = 4096  # an SSE data line at most this long (a client reads lines of up to 64 KiB)
 _LINGER_S = 60.0  # a finished call's answer is kept this long for a client resuming its stream
@@ -160,6 +162,12 @@ class OrsService:
                                                  f"{sorted(self.names)} (GET /list_environments).")
         return env_id
 
+    @staticmethod
+    def kwargs(env_id: str) -> dict[str, Any]:
+        """The kwargs ORS sessions of ``env_id`` are made with: ``ORS_KWARGS`` those the env lets a client set."""
+        allowed = env_info(env_id).client_kwargs
+        return {k: v for k, v in ORS_KWARGS.items() if k in allowed}
+
     def name_of(self, env_id: str) -> str:
         return next(name for name, e in self.names.items() if e == env_id)
 
@@ -193,7 +201,7 @@ class OrsService:
         else:
             await self.tasks(env_id, body.split or "")  # the split exists (a 400 that says which do)
             options = {"split": body.split, "index": body.index}
-        session, (observation, info) = await self.store.create(env_id, dict(ORS_KWARGS), None, options)
+        session, (observation, info) = await self.store.create(env_id, self.kwargs(env_id), None, options)
         if sid in self.sessions:  # made by a concurrent /create meanwhile: this one is not kept
             with contextlib.suppress(ApiError):
                 await self.store.close(session.id, "ORS: a second /create with one session id")
@@ -253,8 +261,7 @@ class OrsService:
             return
         yield _event("task_id", task_id)
         while not call.task.done():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(call.task), _HEARTBEAT_S)
+            await asyncio.wait({call.task}, timeout=_HEARTBEAT_S)  # never raises the call's own error
             if not call.task.done():
                 yield b": running\n\n"
         error = call.task.exception()
@@ -338,7 +345,8 @@ def ors_router(service: OrsService) -> APIRouter:
         return list(service.names)
 
     async def tools(request: Request) -> dict[str, Any]:
-        listed = (await service.mcp.tools(env_id(request), dict(ORS_KWARGS))).listed(key="input_schema")
+        env = env_id(request)
+        listed = (await service.mcp.tools(env, service.kwargs(env))).listed(key="input_schema")
         return {"tools": listed, "terminal_tool": None, "supports_score_group": False,
                 "message_block_types": ["text"]}
 

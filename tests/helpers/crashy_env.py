@@ -1,4 +1,5 @@
-"""A test env whose ``step`` raises on the action "crash" and ``reset`` on seed 666 (env bugs the server
+"""A test env whose ``step`` raises on the action "crash" (or its ``echo`` tool called with "crash" as a dict action,
+as MCP and ORS calls arrive) and ``reset`` on seed 666 (env bugs the server
 must survive), and whose verification cannot start on the action "verifier busy".
 
 With ``slow_s``, making it, resetting it, closing it and the action "slow" each block
@@ -37,7 +38,7 @@ class CrashyEnv(AgentEnv):
                                        "required": ["text"]}, lambda text: text)]
 
     def step(self, action):
-        if action == "crash":
+        if action == "crash" or isinstance(action, dict) and action.get("arguments") == {"text": "crash"}:
             raise RuntimeError("boom")
         if action == "verifier busy":  # its verification could not start within its budget
             from agentgym.errors import VerifierUnavailable

@@ -109,3 +109,54 @@ def test_ors_sessions_are_played_from_any_process():
                 assert httpx.post(f"{url}/delete", headers=headers).json() == {"sid": sid}
         health = httpx.get(f"{url}/healthz").json()
         assert health["sessions"] == 0 and len(health["processes"]) == 2
+
+
+@requires_code
+def test_concurrent_answers_score_one_step_and_the_rest_are_refused():
+    """A policy that fires its answer many times at once, hoping for several rewards: the session's calls run one at
+    a time, the first ends the episode and every other is ``episode_finished`` (no step, no reward)."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    import gymnasium as gym
+
+    with serving(MATH) as url:
+        sid = "racer-1"
+        made = httpx.post(f"{url}/create", json={"task_spec": {"task_id": "gsm8k-train-00001"}},
+                          headers={"X-Session-ID": sid}, timeout=120)
+        assert made.status_code == 200, made.text
+        twin = gym.make(MATH, action_format="dict")
+        twin.reset(options={"task_id": "gsm8k-train-00001"})
+        move = json.loads(twin.unwrapped.oracle_action())
+        while "answer" not in move:
+            twin.step(json.dumps(move))
+            move = json.loads(twin.unwrapped.oracle_action())
+        gold = move["answer"]
+
+        def answer(_: int) -> dict:
+            events = _events(httpx.post(f"{url}/call", json={"name": "answer", "input": {"answer": gold}},
+                                        headers={"X-Session-ID": sid}, timeout=120))
+            return json.loads("".join(data for _, data in events[1:]))
+
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(answer, range(8)))
+        scored = [r for r in results if r["ok"]]
+        assert len(scored) == 1 and scored[0]["output"]["reward"] == 1.0 and scored[0]["output"]["finished"]
+        assert scored[0]["output"]["metadata"]["turn"] == 1
+        assert sorted(r.get("reason") for r in results if not r["ok"]) == ["episode_finished"] * 7
+
+
+def test_a_call_the_env_fails_is_the_sse_error_event_and_ends_the_session():
+    """A step that raises on the server (an env bug) answers the SSE ``error`` event, a whole stream the SDK reads
+    as a failed tool (it marks the session dead), not a cut connection; the session is over."""
+    with serving("test/Crashy-v0", preload="helpers.crashy_env") as url, httpx.Client(base_url=url, timeout=60) as http:
+        sid = _events(http.post("/create_session"))[0][1]
+        made = http.post("/create", json={"split": "test", "index": 0}, headers={"X-Session-ID": sid})
+        assert made.status_code == 200, made.text
+        ok = _events(http.post("/call", json={"name": "echo", "input": {"text": "hi"}}, headers={"X-Session-ID": sid}))
+        assert [name for name, _ in ok] == ["task_id", "end"] and '"ok":true' in ok[1][1]
+        events = _events(http.post("/call", json={"name": "echo", "input": {"text": "crash"}},
+                                   headers={"X-Session-ID": sid}))
+        assert [name for name, _ in events] == ["task_id", "error"] and "boom" in events[1][1]
+        gone = http.post("/ping", headers={"X-Session-ID": sid})
+        assert gone.status_code == 410 and "over" in gone.json()["message"]

@@ -52,7 +52,7 @@ from agentgym.core.registry import env_info
 from agentgym.gateway.session import agent_prompt
 from agentgym.integrations.mcp_tools import step_answer
 from agentgym.server.openenv_mcp import EnvTools, OpenEnvMcp, ToolFailure
-from agentgym.server.sessions import ApiError, SessionStore
+from agentgym.server.sessions import ApiError, SessionStore, holding
 
 __all__ = ["ORS_KWARGS", "SESSION_ROUTES", "OrsService", "ors_name", "ors_names", "ors_router"]
 
@@ -228,7 +228,9 @@ class OrsService:
 
     async def call(self, ors: _Session, body: OrsCall) -> dict[str, Any]:
         """One tool call, as ORS's ``RunToolOutput``."""
-        async with ors.lock:  # one at a time per session, and none once the episode ended
+        # one at a time per session, and none once the episode ended; waiting, the request's place is lent (the
+        # call holding the lock may need one back to answer)
+        async with holding(ors.lock):
             if ors.finished:
                 return {"ok": False, "error": "The episode is over: make a new session for another.",
                         "reason": "episode_finished"}

@@ -41,13 +41,13 @@ if TYPE_CHECKING:
     from agentgym.cluster.pool import RayEnvPool
     from agentgym.server.siblings import SharedCapacity
 
-__all__ = ["ApiError", "Session", "SessionStore"]
+__all__ = ["ApiError", "Session", "SessionStore", "holding"]
 
 log = logging.getLogger(__name__)
 
 
 @contextlib.asynccontextmanager
-async def _holding(lock: asyncio.Lock) -> AsyncIterator[None]:
+async def holding(lock: asyncio.Lock) -> AsyncIterator[None]:
     """``lock`` held for the block; while another request holds it, this request's place in the front door is
     lent (``admission.lent``): the holder may need a place to answer."""
     if lock.locked():
@@ -373,7 +373,7 @@ class SessionStore:
 
     async def close(self, session_id: str, reason: str = "closed by client") -> None:
         session = self.get(session_id)
-        async with _holding(session.lock):
+        async with holding(session.lock):
             await self._close(session, reason)
 
     def _release_client(self, client: str) -> None:
@@ -439,7 +439,7 @@ class SessionStore:
 
     async def reset(self, session_id: str, seed: int | None, options: Mapping[str, Any] | None) -> tuple[str, dict]:
         session = self.get(session_id)
-        async with _holding(session.lock):
+        async with holding(session.lock):
             self.get(session_id)  # it may have been closed while we waited
             session.last_used = time.monotonic()
             result = await self._call(session, lambda: session.env.reset(seed=seed, options=options))
@@ -448,7 +448,7 @@ class SessionStore:
 
     async def step(self, session_id: str, action: Any, step_id: int | None) -> dict[str, Any]:
         session = self.get(session_id)
-        async with _holding(session.lock):
+        async with holding(session.lock):
             self.get(session_id)
             session.last_used = time.monotonic()
             return await self._call(session, lambda: _step(session, action, step_id))

@@ -906,6 +906,47 @@ def compare(run_a: Annotated[Path, typer.Argument(metavar="A.jsonl", help="The b
 
 
 @app.command()
+def difficulty(env_id: Annotated[str, typer.Argument(metavar="ENV_ID", help="The env whose tasks are measured.")],
+               tasks: Annotated[int, typer.Option(help="The first N tasks of the env's evaluation split.")] = 20,
+               samples: Annotated[int, typer.Option(help="Plays of each task by each policy but the oracle.")] = 4,
+               policy: Annotated[Optional[list[str]], typer.Option(
+                   help="A reference policy (repeatable) [default: oracle, random, smollm2]; the last model "
+                        "policy named sets each task's level.")] = None,
+               temperature: Annotated[float, typer.Option(help="A model policy's sampling temperature.")] = 1.0,
+               seed: Annotated[int, typer.Option(help="The first play's seed; each play has its own.")] = 0,
+               out: Annotated[Path, typer.Option(help="Where the card (ENV.json) and its histogram (ENV.png) go.")]
+               = Path("difficulty"),
+               show: Annotated[bool, typer.Option(
+                   "--show", help="Print the env's card from --out (or the bundled one) instead of measuring.")]
+               = False) -> None:
+    """Measure how hard each task of an env is: the pass rate of reference policies (the oracle, a random policy,
+    the default model with K samples) per task, each task's level (easy, medium, hard) by the model's, written as a
+    card (JSON and a histogram PNG)."""
+    from agentgym.core.registry import env_info
+    from agentgym.eval.difficulty import BUNDLED, DEFAULT_POLICIES, Card, card_path, measure, render
+
+    if show:
+        for where in (out, BUNDLED):
+            path = card_path(where, env_id)
+            if path.is_file():
+                console.print(render(Card.from_json(json.loads(path.read_text()))), highlight=False, markup=False)
+                console.print(f"({path})")
+                return
+        raise ConfigError(f"No card of {env_id} in {out} or the bundled ones: make one with agentgym difficulty "
+                          f"{env_id}.")
+    env_info(env_id)  # an unknown id: did-you-mean, before anything is played
+
+    def progress(name: str, done: int, of: int) -> None:
+        console.print(f"{name}: {done}/{of} plays of every task")
+
+    card = measure(env_id, tasks=tasks, samples=samples, policies=tuple(policy or ()) or DEFAULT_POLICIES,
+                   temperature=temperature, seed=seed, on_play=progress)
+    path, png = card.write(out)
+    console.print(render(card), highlight=False, markup=False)
+    console.print(f"wrote {path} and {png}")
+
+
+@app.command()
 def plot(run_dirs: Annotated[list[Path], typer.Argument(
              help="Training run directories holding metrics.jsonl.", metavar="RUN_DIR...")],
          out: Annotated[Optional[Path], typer.Option(

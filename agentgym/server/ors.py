@@ -202,6 +202,8 @@ class OrsService:
             await self.tasks(env_id, body.split or "")  # the split exists (a 400 that says which do)
             options = {"split": body.split, "index": body.index}
         session, (observation, info) = await self.store.create(env_id, self.kwargs(env_id), None, options)
+        for gone in [s for s, o in self.sessions.items() if o.session_id not in self.store.sessions]:
+            del self.sessions[gone]  # closed meanwhile (idle TTL, an env failure): their records go too
         if sid in self.sessions:  # made by a concurrent /create meanwhile: this one is not kept
             with contextlib.suppress(ApiError):
                 await self.store.close(session.id, "ORS: a second /create with one session id")

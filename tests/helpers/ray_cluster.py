@@ -32,9 +32,10 @@ class Cluster:
     nodes: dict[str, str]  # node name ("head", "second") -> Ray node id
 
 
-def _ray_command() -> str:
-    ray = Path(sys.executable).parent / "ray"
-    return str(ray) if ray.exists() else shutil.which("ray") or "ray"
+def _ray_command() -> list[str]:
+    # Ray's CLI run as a module of this Python: a console script may be missing (CI's Python came with a Ray
+    # installed without its scripts, which pip then left as it was) or belong to another Python on PATH
+    return [sys.executable, "-m", "ray.scripts.scripts"]
 
 
 def _start(args: list[str], log: Path) -> subprocess.Popen:
@@ -42,7 +43,7 @@ def _start(args: list[str], log: Path) -> subprocess.Popen:
     tests = str(Path(__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
     with open(log, "w") as out:
-        return subprocess.Popen([_ray_command(), "start", "--block", "--disable-usage-stats", *args],
+        return subprocess.Popen([*_ray_command(), "start", "--block", "--disable-usage-stats", *args],
                                 env={**os.environ, **RAY_ENV, **NODE_ENV, "PYTHONPATH": path}, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -767,6 +767,34 @@ def train(cfg: TrainConfig) -> None:
                   f"{cfg.output_dir})", highlight=False)
 
 
+export_app = typer.Typer(help="Write an env's tasks in another framework's task format.", **HELP_STYLE)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("harbor")
+def export_harbor_cmd(
+    env: Annotated[str, typer.Option("--env", metavar="ENV_ID",
+                                     help="agentgym/SWEBench-v0 or agentgym/PyCode-v0 (or an env of their kind).")],
+    out: Annotated[Path, typer.Option(help="Directory that gets one Harbor task directory per task.")],
+    split: Annotated[Optional[str], typer.Option(help="Task split [default: the env's own].")] = None,
+    tasks: Annotated[Optional[int], typer.Option(help="The first N tasks of the split [default: all].")] = None,
+    task_id: Annotated[Optional[list[str]], typer.Option(
+        "--task-id", help="Export this task (repeatable; any split) instead of a split's first N.")] = None,
+    base_image: Annotated[str, typer.Option(
+        help="The Docker image the tasks build from (a SWE-bench instance without a bundled repository starts "
+             "from its own instance image).")] = "agentgym-base:bookworm",
+    kwarg: KwargOption = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace task directories that exist.")] = False,
+) -> None:
+    """Harbor task directories (instruction.md, task.toml, environment/, tests/, solution/): run them with Harbor's
+    own tooling, e.g. ``harbor trial start -p DIR/TASK -a oracle``."""
+    from agentgym.integrations.harbor import export_harbor
+
+    written = export_harbor(env, out, split=split, limit=tasks, task_ids=task_id or (), base_image=base_image,
+                            env_kwargs=_parse_kwargs(kwarg or []), overwrite=overwrite)
+    console.print(f"{len(written)} Harbor task{'s' if len(written) != 1 else ''} from {env} in {out}", highlight=False)
+
+
 data_app = typer.Typer(help="Turn eval results into training datasets.", **HELP_STYLE)
 app.add_typer(data_app, name="data")
 

@@ -1,6 +1,7 @@
-"""The locks ./install.sh and .ci/run install from (requirements/lock.txt, requirements/lock-verl.txt; written by
-scripts/lock.sh) agree with pyproject.toml: every requirement of what they install is pinned, exactly, to a version
-its range admits. In CI, where .ci/run installed from the lock, every locked package is installed at its version."""
+"""The locks ./install.sh and .ci/run install from (requirements/lock.txt and the overlay venvs' lock-verl.txt,
+lock-ors.txt and lock-verifiers.txt; written by scripts/lock.sh) agree with pyproject.toml: every requirement of what
+they install is pinned, exactly, to a version its range admits. In CI, where .ci/run installed from the lock, every
+locked package is installed at its version."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_the_lock_pins_every_requirement_of_the_install_within_its_range():
     assert unmet(requirements_of("all"), read_lock("lock.txt")) == []
 
 
-@pytest.mark.parametrize(("extra", "package"), [("verl", "verl"), ("ors", "openreward")])
+@pytest.mark.parametrize(("extra", "package"), [("verl", "verl"), ("ors", "openreward"), ("verifiers", "verifiers")])
 def test_an_overlay_lock_with_the_base_lock_meets_its_extra(extra, package):
     base, own = read_lock("lock.txt"), read_lock(f"lock-{extra}.txt")
     assert own, f"requirements/lock-{extra}.txt pins nothing: scripts/lock.sh writes what the {extra} venv installs"
@@ -105,3 +106,9 @@ def test_ci_installed_every_package_at_its_locked_version():
         if installed != version:
             drift[name] = (version, installed)
     assert drift == {}, "locked (version, installed): run ./install.sh, or scripts/lock.sh to refresh the lock"
+
+
+def test_the_harbor_lock_pins_the_harbor_its_script_installs():
+    script = (ROOT / "scripts" / "harbor_venv.sh").read_text()
+    [pin] = re.findall(r"^HARBOR=harbor==(\S+)$", script, flags=re.MULTILINE)
+    assert read_lock("lock-harbor.txt").get("harbor") == pin

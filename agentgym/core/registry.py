@@ -17,9 +17,9 @@ import gymnasium as gym
 from agentgym.core.kwargs import check_kwarg_names, check_kwargs, keyword_parameters
 from agentgym.errors import EnvNotFound
 
-__all__ = ["DEFAULT_CLIENT_KWARGS", "EnvInfo", "check_env_kwargs", "check_kwarg_names", "check_kwargs",
-           "client_kwargs", "create_env", "env_ids", "env_info", "env_kwarg_names", "load_env_class", "make",
-           "register_envs"]
+__all__ = ["DEFAULT_CLIENT_KWARGS", "VERIFIERS_PREFIX", "EnvInfo", "check_env_kwargs", "check_kwarg_names",
+           "check_kwargs", "client_kwargs", "create_env", "env_ids", "env_info", "env_kwarg_names", "load_env_class",
+           "make", "register_envs"]
 
 _REGISTERED: dict[str, EnvInfo] = {}
 # The base keyword arguments of every AgentEnv (``EnvDefaults``) that a remote client may set; ``render_mode``
@@ -120,7 +120,24 @@ def env_info(env_id: str) -> EnvInfo:
     try:
         return _REGISTERED[env_id]
     except KeyError:
+        if isinstance(env_id, str) and env_id.startswith(VERIFIERS_PREFIX) and env_id != VERIFIERS_PREFIX:
+            return _register_verifiers(env_id)
         raise EnvNotFound(env_id, _REGISTERED) from None
+
+
+# ``vf:TASKSET``: a verifiers environment (the taskset id vf-eval takes), registered when first named; verifiers
+# itself is imported when the env is made (agentgym.integrations.verifiers_env)
+VERIFIERS_PREFIX = "vf:"
+
+
+def _register_verifiers(env_id: str) -> EnvInfo:
+    taskset = env_id.removeprefix(VERIFIERS_PREFIX)
+    info = EnvInfo(id=env_id, entry_point="agentgym.integrations.verifiers_env:VerifiersEnv",
+                   description=f"the verifiers environment (taskset) {taskset!r}", extras=("verifiers",),
+                   kwargs={"taskset": taskset}, client_kwargs=client_kwargs("num_tasks", "taskset_config"),
+                   source="verifiers")
+    register_envs([info])
+    return info
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
@@ -134,7 +151,8 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
         rest = {k: v for k, v in kwargs.items() if k not in ("remote", "token")}
         return RemoteEnv(env_id, remote, token=kwargs.get("token"), env_kwargs=rest)
     env_info(env_id)
-    return gym.make(env_id, **kwargs)
+    # gym.make reads "module:name" as a module to import first: a vf: id goes by its spec
+    return gym.make(gym.registry[env_id] if ":" in env_id else env_id, **kwargs)
 
 
 # ---- keyword argument checks ------------------------------------------------------------------------

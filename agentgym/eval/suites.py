@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym.core.registry import VERIFIERS_PREFIX
 from agentgym.errors import ConfigError
 
 __all__ = ["SUITES", "Suite", "SuiteEntry", "get_suite"]
@@ -36,8 +37,10 @@ class SuiteEntry:
 
     def __post_init__(self) -> None:
         namespace, _, name = self.env_id.partition("/")
-        if not namespace or "-v" not in name:  # agentgym's own, or a plugin's (byo/Capitals-v0)
-            raise ConfigError(f"Suite entries name env ids like 'agentgym/SearchQA-v0', got {self.env_id!r}.")
+        verifiers = self.env_id.startswith(VERIFIERS_PREFIX) and self.env_id != VERIFIERS_PREFIX
+        if not verifiers and (not namespace or "-v" not in name):  # agentgym's own, or a plugin's (byo/Capitals-v0)
+            raise ConfigError(f"Suite entries name env ids like 'agentgym/SearchQA-v0' (or vf:TASKSET, a verifiers "
+                              f"environment), got {self.env_id!r}.")
         if self.split is not None and not self.split:
             raise ConfigError(f"{self.env_id}: split must be a name such as 'test', or None for the env's default.")
         if self.episodes is not None and self.episodes < 1:

@@ -60,7 +60,18 @@ def _make_env(config: TrainConfig, env_id: str) -> Any:
 
     import agentgym  # noqa: F401 - registers the ids
 
-    return gym.make(env_id, **_env_kwargs(config), **({"remote": config.remote} if config.remote else {}))
+    # a "vf:TASKSET" id is registered when first named; gym.make would read "module:name" as a module to import
+    spec = gym.registry[_registered(env_id)] if ":" in env_id else env_id
+    return gym.make(spec, **_env_kwargs(config), **({"remote": config.remote} if config.remote else {}))
+
+
+def _registered(env_id: str) -> str:
+    """``env_id``, registered first if it names a verifiers environment (``vf:TASKSET``)."""
+    from agentgym.core.registry import VERIFIERS_PREFIX, env_info
+
+    if env_id.startswith(VERIFIERS_PREFIX):
+        env_info(env_id)
+    return env_id
 
 
 def check_envs(config: TrainConfig) -> None:
@@ -70,8 +81,9 @@ def check_envs(config: TrainConfig) -> None:
 
     from agentgym.core.registry import check_env_kwargs, env_ids
 
+    ids = [_registered(env_id) for env_id in config.env]
     known = env_ids()  # the agentgym package registered the bundled and installed ids when it was imported
-    for env_id in config.env:
+    for env_id in ids:
         if env_id not in gym.registry:  # an id registered with gymnasium alone trains too
             raise EnvNotFound(env_id, known)
         if env_id in known:

@@ -342,7 +342,7 @@ python3 -I /tests/run.py /logs/artifacts/solution.py /tests/tests.json /logs/ver
 cat /logs/verifier/report.json 2>/dev/null
 """
 
-_PYCODE_RUN_PY = r'''"""The submission and the tests framed for agentgym's harness, run, the reward printed (stdlib only)."""
+_PYCODE_RUN_PY = r'''"""Frames the submission and the tests for agentgym's harness, runs it, prints the reward."""
 import json
 import os
 import subprocess

@@ -182,6 +182,12 @@ def eval_cmd(
         help="Play every task R times to measure the run's own noise: per-task flip rates and the noise floor "
              "(the spread of the run's success over repeats).")] = 1,
     split: Annotated[Optional[str], typer.Option(help="Task split [default: the suite's; with --env, the env's own].")] = None,
+    difficulty: Annotated[Optional[str], typer.Option(
+        help="Only the tasks of this level on each env's difficulty card: easy, medium, hard, or a pass-rate range "
+             "LO-HI of the card's reference model (agentgym difficulty ENV --show).")] = None,
+    difficulty_card: Annotated[Optional[Path], typer.Option(
+        help="The card (a file, or a directory of ENV.json cards) that --difficulty reads [default: the bundled "
+             "cards].")] = None,
     seed: Annotated[int, typer.Option(help="Base seed; episode i uses seed + i.")] = 0,
     model: Annotated[Optional[str], typer.Option(help="Model name for openai: endpoints.")] = None,
     system_prompt: Annotated[Optional[str], typer.Option(
@@ -266,7 +272,8 @@ def eval_cmd(
                           env_kwargs=_parse_kwargs(kwarg or []), results=results, retry_errors=retry_errors,
                           samples=samples, repeats=repeats, name=name, dtype=dtype, agent=agent, agent_cmd=agent_cmd,
                           agent_timeout_s=agent_timeout, allow_no_model=allow_no_model,
-                          agent_chooses_sampling=agent_chooses_sampling, agent_max_tokens=max_tokens)
+                          agent_chooses_sampling=agent_chooses_sampling, agent_max_tokens=max_tokens,
+                          difficulty=difficulty, difficulty_card=str(difficulty_card) if difficulty_card else None)
     outcome = run_eval(request, console)
     table, summaries = summary_table(request, outcome.suite, outcome.results)
     console.print(table)
@@ -935,7 +942,11 @@ def compare(run_a: Annotated[Path, typer.Argument(metavar="A.jsonl", help="The b
 
 @app.command()
 def difficulty(env_id: Annotated[str, typer.Argument(metavar="ENV_ID", help="The env whose tasks are measured.")],
-               tasks: Annotated[int, typer.Option(help="The first N tasks of the env's evaluation split.")] = 20,
+               tasks: Annotated[int, typer.Option(help="The first N tasks of the split.")] = 20,
+               split: Annotated[Optional[str], typer.Option(
+                   help="The split measured [default: the env's evaluation split]; train --difficulty reads a card "
+                        "of its training split.")] = None,
+               kwarg: KwargOption = None,
                samples: Annotated[int, typer.Option(help="Plays of each task by each policy but the oracle.")] = 4,
                policy: Annotated[Optional[list[str]], typer.Option(
                    help="A reference policy (repeatable) [default: oracle, random, smollm2]; the last model "
@@ -968,7 +979,8 @@ def difficulty(env_id: Annotated[str, typer.Argument(metavar="ENV_ID", help="The
         console.print(f"{name}: {done}/{of} plays of every task")
 
     card = measure(env_id, tasks=tasks, samples=samples, policies=tuple(policy or ()) or DEFAULT_POLICIES,
-                   temperature=temperature, seed=seed, on_play=progress)
+                   temperature=temperature, seed=seed, env_kwargs=_parse_kwargs(kwarg or []), split=split,
+                   on_play=progress)
     path, png = card.write(out)
     console.print(render(card), highlight=False, markup=False)
     console.print(f"wrote {path} and {png}")

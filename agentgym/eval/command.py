@@ -78,6 +78,10 @@ class EvalRequest:
     #: top_p, each call's max_tokens capped by ``agent_max_tokens`` when set (``--max-tokens`` given)
     agent_chooses_sampling: bool = False
     agent_max_tokens: int | None = None
+    #: only the tasks of this level on each env's difficulty card (``--difficulty``), read from ``difficulty_card``
+    #: (``--difficulty-card``, a card file or a directory of cards) or the bundled cards
+    difficulty: str | None = None
+    difficulty_card: str | None = None
 
     def __post_init__(self) -> None:
         if self.episodes is not None and self.episodes < 1:
@@ -107,13 +111,23 @@ class EvalRequest:
         """
         if self.envs:
             entries = tuple(SuiteEntry(env_id, self.split, self.episodes or 30) for env_id in self.envs)
-            return Suite(name="custom", version="1", entries=entries, description="envs picked with --env")
-        suite = get_suite(self.suite)
-        if self.episodes is None and self.split is None:
+            suite = Suite(name="custom", version="1", entries=entries, description="envs picked with --env")
+        else:
+            suite = get_suite(self.suite)
+            if self.episodes is None and self.split is None and self.difficulty is None:
+                return suite
+            entries = tuple(replace(e, split=self.split or e.split, episodes=self.episodes or e.episodes)
+                            for e in suite.entries)
+            suite = Suite(name=suite.name, version=suite.version, entries=entries, description=suite.description)
+        if self.difficulty is None:
+            if self.difficulty_card is not None:
+                raise ConfigError("--difficulty-card is read only with --difficulty (the level to select).")
             return suite
-        entries = tuple(replace(e, split=self.split or e.split, episodes=self.episodes or e.episodes)
+        # only the tasks of a level: a suite version of its own, so its rows are never ranked with the whole suite's
+        entries = tuple(replace(e, difficulty=self.difficulty, difficulty_card=self.difficulty_card)
                         for e in suite.entries)
-        return Suite(name=suite.name, version=suite.version, entries=entries, description=suite.description)
+        return Suite(name=suite.name, version=f"{suite.version}.difficulty-{self.difficulty}", entries=entries,
+                     description=f"{suite.description} (tasks of difficulty {self.difficulty})")
 
     @property
     def agent_spec(self) -> Any:

@@ -1,112 +1,43 @@
-"""Difficulty cards: per task of an env, how often reference policies solve it.
-
-``agentgym difficulty ENV`` plays the first ``tasks`` tasks of the env's evaluation split with each reference
-policy (the oracle once, the random policy and the default model ``samples`` times each, the model at
-``temperature``) and writes the card: every task's pass rate under every policy, and its level by the reference
-model's pass rate (``LEVELS``), as JSON beside a histogram PNG. A card names the env version and its data digest,
-so it is known for which data it holds.
+"""Difficulty cards, measured: ``agentgym difficulty ENV`` plays the first ``tasks`` tasks of a split of the env
+(its evaluation split by default) with each reference policy (the oracle once, the random policy and the default
+model ``samples`` times each, the model at ``temperature``) and writes the card: every task's pass rate under every
+policy, and its level by the reference model's pass rate (``LEVELS``), as JSON beside a histogram PNG. A card names
+the env version, its data digest and a digest of each task it measured, so it is known for which data it holds.
+What a card is and how tasks are selected by it: ``agentgym.core.difficulty``.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
+from agentgym.core.difficulty import (
+    BUNDLED,
+    LEVELS,
+    Card,
+    card_path,
+    find_card,
+    parse_difficulty,
+    select_tasks,
+    task_digests,
+)
 from agentgym.errors import ConfigError
 
-__all__ = ["BUNDLED", "DEFAULT_POLICIES", "LEVELS", "Card", "card_path", "measure", "render"]
+__all__ = ["BUNDLED", "DEFAULT_POLICIES", "LEVELS", "Card", "card_path", "find_card", "measure", "parse_difficulty",
+           "render", "select_tasks", "task_digests"]
 
-#: the cards that ship with agentgym (scripts/difficulty_bundled.py makes them)
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "difficulty"
-
-#: a task's level by the reference model's pass rate p: easy p >= 0.75, medium 0.25 <= p < 0.75, hard p < 0.25
-LEVELS: dict[str, tuple[float, float]] = {"easy": (0.75, 1.0), "medium": (0.25, 0.75), "hard": (0.0, 0.25)}
 DEFAULT_POLICIES = ("oracle", "random", "smollm2")
-
-
-@dataclass
-class Card:
-    env_id: str
-    env_version: str
-    env_digest: str
-    split: str
-    tasks: list[str]
-    #: policy -> task id -> share of its plays the verifier called correct
-    pass_rates: dict[str, dict[str, float]]
-    #: policy -> plays of each task
-    samples: dict[str, int]
-    #: the policy whose pass rate sets each task's level
-    reference: str
-    temperature: float
-    seed: int
-    made: dict[str, str] = field(default_factory=dict)
-
-    def level_of(self, task_id: str) -> str:
-        rate = self.pass_rates[self.reference][task_id]
-        return next(name for name, (lo, hi) in LEVELS.items() if lo <= rate < hi or (hi == 1.0 and rate == 1.0))
-
-    def levels(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {name: [] for name in LEVELS}
-        for task_id in self.tasks:
-            out[self.level_of(task_id)].append(task_id)
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        means = {p: sum(rates.values()) / len(rates) for p, rates in self.pass_rates.items() if rates}
-        return {**asdict(self), "levels": self.levels(), "mean_pass_rate": means}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Card:
-        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**fields)
-
-    def write(self, out_dir: Path) -> tuple[Path, Path]:
-        """The card as ``<slug>.json`` and its histogram as ``<slug>.png`` in ``out_dir``."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = card_path(out_dir, self.env_id)
-        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
-        png = path.with_suffix(".png")
-        self._histogram(png)
-        return path, png
-
-    def _histogram(self, png: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        bins = [0.0, 0.125, 0.375, 0.625, 0.875, 1.0001]
-        fig, ax = plt.subplots(figsize=(6, 3.2))
-        width = 0.8 / max(1, len(self.pass_rates))
-        for k, (policy, rates) in enumerate(self.pass_rates.items()):
-            counts = [sum(lo <= r < hi for r in rates.values()) for lo, hi in zip(bins, bins[1:])]
-            ax.bar([i + k * width for i in range(len(counts))], counts, width=width,
-                   label=f"{policy} ({self.samples[policy]} a task)")
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(5)], ["0", "0.25", "0.5", "0.75", "1"])
-        ax.set_xlabel("pass rate (nearest)")
-        ax.set_ylabel("tasks")
-        ax.set_title(f"{self.env_id} ({self.split}, {len(self.tasks)} tasks)", fontsize=10)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(png, dpi=100)
-        plt.close(fig)
-
-
-def card_path(out_dir: Path, env_id: str) -> Path:
-    return out_dir / (env_id.replace("/", "__") + ".json")
 
 
 def measure(env_id: str, *, tasks: int = 20, samples: int = 4, policies: Sequence[str] = DEFAULT_POLICIES,
             temperature: float = 1.0, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-            on_play: Callable[[str, int, int], None] | None = None) -> Card:
-    """Play ``policies`` on the first ``tasks`` tasks of ``env_id``'s evaluation split: the oracle once a task,
-    every other policy ``samples`` times (a seed of its own each play); a model policy samples at ``temperature``.
-    The reference (what sets a task's level) is the last model policy named, else the last policy."""
+            split: str | None = None, on_play: Callable[[str, int, int], None] | None = None) -> Card:
+    """Play ``policies`` on the first ``tasks`` tasks of ``env_id``'s ``split`` (its evaluation split when None):
+    the oracle once a task, every other policy ``samples`` times (a seed of its own each play); a model policy
+    samples at ``temperature``. The reference (what sets a task's level) is the last model policy named, else the
+    last policy."""
     from agentgym.core.registry import make
     from agentgym.eval.envdigest import env_digest
     from agentgym.eval.runner import evaluate
@@ -121,8 +52,12 @@ def measure(env_id: str, *, tasks: int = 20, samples: int = 4, policies: Sequenc
     env = make(env_id, **kwargs)
     try:
         inner = env.unwrapped
-        split = inner.split
-        ids = [task.id for task in inner.tasks.tasks(split)][:tasks]
+        split = split or inner.split
+        if split not in inner.tasks.splits():
+            raise ConfigError(f"{env_id} has no split {split!r}; its splits are {inner.tasks.splits()}.")
+        played = list(inner.tasks.tasks(split))[:tasks]
+        ids = [task.id for task in played]
+        digests = task_digests(played)
         digest = env_digest(env_id, env, kwargs, split)
         version = env_id.rsplit("-", 1)[-1]
     finally:
@@ -136,7 +71,8 @@ def measure(env_id: str, *, tasks: int = 20, samples: int = 4, policies: Sequenc
         player = make_policy(policy_name, seed=seed, sampling=sampling)
         solved = dict.fromkeys(ids, 0)
         for j in range(k):
-            for result in evaluate(env_id, player, episodes=len(ids), seed=seed + 10_000 * j, env_kwargs=kwargs):
+            for result in evaluate(env_id, player, episodes=len(ids), seed=seed + 10_000 * j, env_kwargs=kwargs,
+                                   split=split):
                 solved[result.task_id] += bool(result.correct) and not result.error
             if on_play is not None:
                 on_play(policy_name, j + 1, k)
@@ -145,7 +81,7 @@ def measure(env_id: str, *, tasks: int = 20, samples: int = 4, policies: Sequenc
     return Card(env_id=env_id, env_version=str(version), env_digest=digest, split=split, tasks=ids,
                 pass_rates=rates, samples=plays, reference=(models or list(policies))[-1], temperature=temperature,
                 seed=seed, made={"date": datetime.date.today().isoformat(), "machine": platform.machine(),
-                                 "agentgym": _version()})
+                                 "agentgym": _version()}, task_digests=digests, env_kwargs=kwargs)
 
 
 def _version() -> str:

@@ -36,6 +36,8 @@ class PlannedEpisode:
     sample: int = 0
     #: what the env is (``agentgym.eval.envdigest``): its code, kwargs, tasks and verifier; part of the key
     env_digest: str | None = None
+    #: the task's id, where the entry selects tasks (``--difficulty``): episode ``i`` is then not task ``i``
+    task_id: str | None = None
 
     def key(self, policy: Policy, fingerprint: str | None = None) -> str:
         """What identifies this episode's result in a results file; stable across runs and machines.
@@ -50,7 +52,7 @@ class PlannedEpisode:
         dtype = getattr(policy, "dtype", None)
         optional = {"system_prompt": system, "fingerprint": fingerprint, "suite_version": self.suite_version,
                     "sample": self.sample, "dtype": None if dtype in (None, "float32") else dtype,
-                    "env_digest": self.env_digest}
+                    "env_digest": self.env_digest, "task_id": self.task_id}
         return json.dumps({"env_id": self.env_id, "split": self.split, "episode": self.episode, "seed": self.seed,
                            "policy": policy.name, "model": policy.model, "sampling": sampling,
                            "env_kwargs": dict(self.env_kwargs), **{k: v for k, v in optional.items() if v}},
@@ -58,20 +60,26 @@ class PlannedEpisode:
 
 
 def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any],
-                 remote: str | None = None) -> tuple[str, int, str]:
-    """The split (``None``: the env's default), its number of tasks and the env's digest, from a local env: the
+                 remote: str | None = None, entry: SuiteEntry | None = None
+                 ) -> tuple[str, int, str, list[tuple[int, str]] | None]:
+    """The split (``None``: the env's default), its number of tasks, the env's digest and, where ``entry`` selects
+    tasks by difficulty, the ``(index, id)`` of each task selected, in the split's order, from a local env: the
     pre-flight check that the env can be made here (a missing extra fails now, before any episode); from the
     server for a run on an ``agentgym serve`` (``remote``: its URL)."""
     from agentgym.eval.envdigest import env_digest
 
+    selects = entry is not None and entry.difficulty is not None
     if remote is not None and remote.startswith(("http://", "https://")):
+        if selects:
+            raise ConfigError(f"{env_id}: --difficulty selects tasks by a difficulty card here, which a run on a "
+                              "server cannot check against its tasks; run it locally.")
         from agentgym.client.remote import describe_remote_env
 
         described = describe_remote_env(remote, env_id, kwargs=dict(env_kwargs), split=split)
         if not described["tasks"]:
             raise ConfigError(f"{env_id} split {described['split']!r} has no tasks on {remote}; choose another "
                               "split.")
-        return described["split"], int(described["tasks"]), str(described["env_digest"])
+        return described["split"], int(described["tasks"]), str(described["env_digest"]), None
 
     env = make(env_id, **env_kwargs)
     try:
@@ -79,13 +87,20 @@ def _count_tasks(env_id: str, split: str | None, env_kwargs: Mapping[str, Any],
         split = split or env.unwrapped.split
         if split not in source.splits():
             raise ConfigError(f"{env_id} has no split {split!r}; its splits are {source.splits()}.")
-        n_tasks = len(source.tasks(split))
+        tasks = list(source.tasks(split))
+        n_tasks = len(tasks)
         digest = env_digest(env_id, env, env_kwargs, split) if n_tasks else ""
+        selected = None
+        if selects and n_tasks:
+            from agentgym.core.difficulty import select_tasks
+
+            chosen = set(select_tasks(env_id, entry.difficulty, tasks, split, card=entry.difficulty_card))
+            selected = [(i, t.id) for i, t in enumerate(tasks) if t.id in chosen]
     finally:
         env.close()
     if n_tasks == 0:
         raise ConfigError(f"{env_id} split {split!r} has no tasks; choose another split.")
-    return split, n_tasks, digest
+    return split, n_tasks, digest, selected
 
 
 def _log_capped(label: str, asked: int, tasks: int) -> None:
@@ -125,13 +140,16 @@ def plan_episodes(entries: Suite | Iterable[SuiteEntry], *, seed: int, env_kwarg
     plan = []
     for entry in items:
         kwargs = {**entry.env_kwargs, **(env_kwargs or {})}
-        split, n_tasks, digest = _count_tasks(entry.env_id, entry.split, kwargs, remote)
-        episodes = n_tasks if entry.episodes is None else entry.episodes
-        if episodes > n_tasks:
-            (on_capped or _log_capped)(entry.label, episodes, n_tasks)
-            episodes = n_tasks
-        plan.extend(PlannedEpisode(entry.env_id, split, i, i % n_tasks, _sample_seed(seed, i, j), kwargs,
+        split, n_tasks, digest, selected = _count_tasks(entry.env_id, entry.split, kwargs, remote, entry)
+        # the tasks episode i plays: task i of the split, or, selecting by difficulty, the i-th task selected
+        indices = list(range(n_tasks)) if selected is None else [i for i, _ in selected]
+        task_ids = [None] * n_tasks if selected is None else [t for _, t in selected]
+        episodes = len(indices) if entry.episodes is None else entry.episodes
+        if episodes > len(indices):
+            (on_capped or _log_capped)(entry.label, episodes, len(indices))
+            episodes = len(indices)
+        plan.extend(PlannedEpisode(entry.env_id, split, i, indices[i], _sample_seed(seed, i, j), kwargs,
                                    suite.name if suite else None, suite.version if suite else None, entry.label, j,
-                                   digest)
+                                   digest, task_ids[i])
                     for i in range(episodes) for j in range(samples))
     return plan

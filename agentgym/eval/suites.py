@@ -34,6 +34,10 @@ class SuiteEntry:
     episodes: int | None = None
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None
+    #: only the tasks of this level on the env's difficulty card (``easy``, ``medium``, ``hard`` or a pass-rate range
+    #: ``LO-HI``; ``agentgym.eval.difficulty``), from ``difficulty_card`` (a card file or directory) or the bundled one
+    difficulty: str | None = None
+    difficulty_card: str | None = None
 
     def __post_init__(self) -> None:
         namespace, _, name = self.env_id.partition("/")
@@ -46,6 +50,13 @@ class SuiteEntry:
         if self.episodes is not None and self.episodes < 1:
             raise ConfigError(f"{self.env_id}: episodes must be >= 1, or None for the whole split; "
                               f"got {self.episodes}.")
+        if self.difficulty is not None:
+            from agentgym.core.difficulty import parse_difficulty
+
+            parse_difficulty(self.difficulty)  # a bad level is an error now, not when the plan is made
+        elif self.difficulty_card is not None:
+            raise ConfigError(f"{self.env_id}: a difficulty card is read only with a difficulty to select "
+                              "(--difficulty).")
         if self.name is not None and not _NAME.fullmatch(self.name):
             raise ConfigError(f"{self.env_id}: entry name {self.name!r} must be a short lower-case word "
                               "(letters, digits, '-').")

@@ -59,6 +59,12 @@ class TrainConfig:
     task_filter: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "Keep the tasks whose meta has these values (local envs), e.g. type=single-hop; a list (JSON) keeps any "
         "of its values: type='[\"bridge\", \"comparison\"]'."))
+    difficulty: str | None = field(default=None, metadata=_doc(
+        "Only the tasks of this level on the env's difficulty card of the split (local envs): easy, medium, hard, "
+        "or a pass-rate range LO-HI (agentgym difficulty ENV --split train makes the card).", metavar="LEVEL"))
+    difficulty_card: str | None = field(default=None, metadata=_doc(
+        "The card --difficulty reads: a file, or a directory of ENV.json cards [default: the bundled cards].",
+        metavar="PATH"))
     stratify_by: str | None = field(default=None, metadata=_doc(
         "A task meta key (e.g. type): each step's tasks take its values in turn (two a step over two types: one "
         "of each), and dynamic sampling replaces a group without signal by a group of the same value, so no type "
@@ -170,6 +176,12 @@ class TrainConfig:
         if self.vllm_server_url and (self.backend != "vllm" or self.vllm_mode != "server"):
             raise ConfigError("vllm_server_url is for backend='vllm' with vllm_mode='server'; set both, or drop the "
                               "URL.")
+        if self.difficulty is not None:
+            from agentgym.core.difficulty import parse_difficulty
+
+            parse_difficulty(self.difficulty)  # a bad level fails here, before the model loads
+        elif self.difficulty_card is not None:
+            raise ConfigError("difficulty_card is read only with difficulty (the level to select).")
         self._check_agent()
         self._check_async()
         if self.dynamic_sampling < 0:

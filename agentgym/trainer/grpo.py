@@ -136,8 +136,9 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
     specs: list[TaskSpec] = []
     for env_id in config.env:
         if config.remote:
-            if config.task_filter:
-                raise ConfigError("task_filter needs the env in process; with remote=, pick tasks with tasks=N.")
+            if config.task_filter or config.difficulty:
+                raise ConfigError("task_filter and difficulty need the env in process; with remote=, pick tasks with "
+                                  "tasks=N.")
             specs += [TaskSpec(env_id, split=config.split, index=i) for i in range(config.tasks or 256)]
             continue
         tasks = _split_tasks(config, env_id, why="the training tasks")
@@ -147,6 +148,14 @@ def task_specs(config: TrainConfig) -> list[TaskSpec]:
                 " A list of values is JSON: --task-filter 'type=[\"bridge\", \"comparison\"]'.")
             raise ConfigError(f"No {env_id} tasks in split {config.split!r} match task_filter "
                               f"{config.task_filter}.{hint}")
+        if config.difficulty is not None:
+            from agentgym.core.difficulty import select_tasks
+
+            level = set(select_tasks(env_id, config.difficulty, tasks, config.split, card=config.difficulty_card))
+            chosen = [t for t in chosen if t.id in level]
+            if not chosen:
+                raise ConfigError(f"No {env_id} task of difficulty {config.difficulty} matches task_filter "
+                                  f"{config.task_filter}.")
         specs += [TaskSpec(env_id, task_id=t.id) for t in chosen[: config.tasks or len(chosen)]]
     return specs
 

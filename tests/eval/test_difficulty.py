@@ -8,9 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from helpers.gates import requires_code, requires_smollm2
+from helpers.gates import requires_code, requires_extra, requires_smollm2
 
-from agentgym.eval.difficulty import LEVELS, Card, card_path, measure, render
+from agentgym.errors import ConfigError
+from agentgym.eval.difficulty import (BUNDLED, LEVELS, Card, card_path, find_card, measure, render, select_tasks,
+                                      task_digests)
 
 SEARCH, MATH = "agentgym/SearchQA-v0", "agentgym/MathTool-v0"
 
@@ -61,9 +63,25 @@ def test_the_default_model_sets_the_levels_and_show_prints_the_card(tmp_path):
 
 
 def test_show_without_a_card_says_how_to_make_one(tmp_path):
-    shown = subprocess.run([sys.executable, "-m", "agentgym.cli", "difficulty", "agentgym/PyCode-v0", "--show",
-                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert shown.returncode == 2 and "agentgym difficulty agentgym/PyCode-v0" in shown.stderr + shown.stdout
+    plugin = tmp_path / "capitals.py"
+    plugin.write_text(CAPITALS_PLUGIN)
+    shown = subprocess.run([sys.executable, "-m", "agentgym.cli", "difficulty", "byo/Capitals-v0", "--show",
+                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                           env={**_offline(), "AGENTGYM_IMPORT": str(plugin)})
+    assert shown.returncode == 2 and "agentgym difficulty byo/Capitals-v0" in shown.stderr + shown.stdout
+
+
+CAPITALS_PLUGIN = """import agentgym
+from agentgym import Task, ToolEnv
+
+
+def make(**kwargs):
+    tasks = [Task(id="fr", prompt="Capital of France?", gold="Paris", split="test")]
+    return ToolEnv(tasks=tasks, tools=[], verifier=lambda answer, task: float(answer == task.gold), **kwargs)
+
+
+agentgym.register("byo/Capitals-v0", make)
+"""
 
 
 @pytest.mark.parametrize(("tasks", "samples"), [(0, 1), (1, 0)])
@@ -78,3 +96,101 @@ def _offline() -> dict[str, str]:
     import os
 
     return {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+# ---- selecting tasks by a card: eval --difficulty, train's difficulty ----------------------------------------------
+
+def _search_card(tmp_path, rates_by_index: list[float]) -> tuple[Card, list]:
+    """A card of SearchQA's first tasks of ``test`` with these reference pass rates, written to ``tmp_path``."""
+    from agentgym.core.registry import make
+
+    env = make(SEARCH)
+    try:
+        tasks = list(env.unwrapped.tasks.tasks("test"))[: len(rates_by_index)]
+    finally:
+        env.close()
+    rates = {t.id: r for t, r in zip(tasks, rates_by_index)}
+    card = Card(env_id=SEARCH, env_version="v0", env_digest="d" * 16, split="test", tasks=list(rates),
+                pass_rates={"oracle": dict.fromkeys(rates, 1.0), "smollm2": rates},
+                samples={"oracle": 1, "smollm2": 4}, reference="smollm2", temperature=1.0, seed=0,
+                task_digests=task_digests(tasks))
+    card.write(tmp_path)
+    return card, tasks
+
+
+def test_select_tasks_by_level_or_range_and_refuse_what_does_not_hold(tmp_path):
+    card, tasks = _search_card(tmp_path, [1.0, 0.0, 0.5, 0.75, 0.25, 0.0])
+    ids = [t.id for t in tasks]
+    assert select_tasks(SEARCH, "easy", tasks, "test", card=tmp_path) == [ids[0], ids[3]]
+    assert select_tasks(SEARCH, "medium", tasks, "test", card=tmp_path) == [ids[2], ids[4]]
+    assert select_tasks(SEARCH, "hard", tasks, "test", card=card_path(tmp_path, SEARCH)) == [ids[1], ids[5]]
+    assert select_tasks(SEARCH, "0.25-0.75", tasks, "test", card=tmp_path) == [ids[2], ids[3], ids[4]]
+    assert select_tasks(SEARCH, "hard", tasks[1:3], "test", card=tmp_path) == [ids[1]]  # an env with fewer tasks
+    with pytest.raises(ConfigError, match="split 'test', not 'train'"):
+        select_tasks(SEARCH, "easy", tasks, "train", card=tmp_path)
+    with pytest.raises(ConfigError, match="easy, medium, hard or a pass-rate range"):
+        select_tasks(SEARCH, "trivial", tasks, "test", card=tmp_path)
+    with pytest.raises(ConfigError, match="No task of .* is 0.9-0.95 .* 2 easy, 2 medium, 2 hard"):
+        select_tasks(SEARCH, "0.9-0.95", tasks, "test", card=tmp_path)
+    with pytest.raises(ConfigError, match="agentgym difficulty agentgym/SearchQA-v0"):
+        select_tasks(SEARCH, "easy", tasks, "test", card=tmp_path / "elsewhere")
+    # the card's data, changed: its first task's gold is another answer here
+    from dataclasses import replace
+
+    changed = [replace(tasks[0], gold={"answers": ["somewhere else"]}), *tasks[1:]]
+    with pytest.raises(ConfigError, match="measured on other data: 1 of its tasks differ"):
+        select_tasks(SEARCH, "easy", changed, "test", card=tmp_path)
+
+
+def test_eval_difficulty_plays_only_the_selected_tasks_and_keeps_them_apart_from_a_whole_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentgym.cli import app
+
+    _, tasks = _search_card(tmp_path / "cards", [1.0, 0.0, 0.5, 0.8, 0.0])
+    results = tmp_path / "results.jsonl"
+    runner = CliRunner()
+    common = ["eval", "--policy", "oracle", "--env", SEARCH, "--split", "test", "--results", str(results)]
+    whole = runner.invoke(app, [*common, "--episodes", "2"])
+    assert whole.exit_code == 0, whole.output
+    easy = runner.invoke(app, [*common, "--difficulty", "easy", "--difficulty-card", str(tmp_path / "cards")])
+    assert easy.exit_code == 0, easy.output
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["task_id"] for r in rows] == [tasks[0].id, tasks[1].id, tasks[0].id, tasks[3].id]
+    assert len({r["key"] for r in rows}) == 4  # episode 1 of the easy run is not episode 1 of the whole run
+    bad = runner.invoke(app, [*common, "--difficulty-card", str(tmp_path / "cards")])
+    assert isinstance(bad.exception, ConfigError) and "only with --difficulty" in str(bad.exception)
+
+
+def test_train_selects_its_tasks_by_the_card_of_its_split(tmp_path):
+    from agentgym.trainer.grpo import TrainConfig, task_specs
+
+    _, tasks = _search_card(tmp_path, [0.0, 0.5, 1.0, 0.5])
+    config = TrainConfig(env=[SEARCH], split="test", difficulty="medium", difficulty_card=str(tmp_path),
+                         output_dir=str(tmp_path / "run"))
+    assert [s.task_id for s in task_specs(config)] == [tasks[1].id, tasks[3].id]
+    with pytest.raises(ConfigError, match="split 'test', not 'train'"):
+        task_specs(TrainConfig(env=[SEARCH], difficulty="medium", difficulty_card=str(tmp_path)))
+    with pytest.raises(ConfigError, match="pass-rate range"):
+        TrainConfig(env=[SEARCH], difficulty="impossible")
+
+
+@requires_extra("code", "swe", "alfworld", "webshop", "browser")
+def test_every_bundled_env_ships_a_card_of_its_current_tasks():
+    """A card names the tasks it measured by digest: regenerated data without a new card fails here."""
+    from agentgym.core.registry import env_ids, env_info, make
+
+    bundled = [e for e in env_ids() if env_info(e).source == "agentgym"]
+    assert len(bundled) == 7
+    for env_id in bundled:
+        card = find_card(env_id)
+        assert card.env_id == env_id and len(card.tasks) >= 10 and card.reference == "smollm2"
+        assert set(card.pass_rates) == {"oracle", "random", "smollm2"}
+        env = make(env_id, **card.env_kwargs)
+        try:
+            tasks = list(env.unwrapped.tasks.tasks(card.split))
+        finally:
+            env.close()
+        have = task_digests(tasks)
+        assert {t: have.get(t) for t in card.tasks} == card.task_digests, env_id
+        assert (BUNDLED / card_path(BUNDLED, env_id).with_suffix(".png").name).is_file()

@@ -11,7 +11,7 @@ from typing import Any
 from agentgym.core.env import EnvDefaults
 from agentgym.core.formats import ActionFormat, TagsFormat
 from agentgym.core.shared import load_shared
-from agentgym.core.task import Task, TaskSource
+from agentgym.core.task import Task, TaskList, TaskSource
 from agentgym.core.tools import Tool, ToolCall
 from agentgym.envs.code.grader import extract_code
 from agentgym.envs.code.tool import CodeRunner, format_result
@@ -49,6 +49,19 @@ def _tool_name(action_format: ActionFormat) -> str:
     return "code" if isinstance(action_format, TagsFormat) else "python"
 
 
+def _of_levels(tasks: TaskSource, levels: Sequence[int]) -> TaskList:
+    """The MATH-schema problems of ``levels`` (1 to 5, MATH's own ``level``: ``"Level 3"``); others are dropped."""
+    wanted = {int(n) for n in levels} if not isinstance(levels, (str, int)) else set()
+    if not wanted or not wanted <= {1, 2, 3, 4, 5}:
+        raise ConfigError(f"levels must be a list of MATH levels 1 to 5, e.g. [4, 5]; got {levels!r}.")
+    kept = [t for split in tasks.splits() for t in tasks.tasks(split)
+            if str(t.meta.get("level", "")).removeprefix("Level ").strip() in {str(n) for n in wanted}]
+    if not kept:
+        raise ConfigError(f"No problem of MATH level {sorted(wanted)} in these tasks (levels keeps MATH-schema "
+                          "problems, whose `level` is 'Level N'; GSM8K and reasoning-gym tasks have none).")
+    return TaskList(kept)
+
+
 class MathToolEnv(ToolEnv):
     """ReTool / ToRL: ``<code>`` runs Python in the sandbox, ``<interpreter>`` returns its output.
 
@@ -57,7 +70,8 @@ class MathToolEnv(ToolEnv):
     formats the tool is ``python(code)``. Tasks: the bundled GSM8K- and
     MATH-schema problems, your own files (``data_dir`` or ``files``), or
     ``reasoning_gym=[names]`` for procedural tasks from the reasoning-gym package
-    (``reasoning_gym_config={name: {field: value}}`` sets a dataset's difficulty).
+    (``reasoning_gym_config={name: {field: value}}`` sets a dataset's difficulty). ``levels=[4, 5]`` keeps the
+    MATH-schema problems of those levels (MATH's 1 to 5).
     """
 
     defaults = EnvDefaults(max_turns=6, max_observation_chars=4_000)
@@ -68,7 +82,7 @@ class MathToolEnv(ToolEnv):
                  reasoning_gym_config: Mapping[str, Mapping[str, Any]] | None = None,
                  sandbox: str = "bwrap", timeout_s: float = 10.0, memory_mb: int = 1024,
                  preload: Sequence[str] = ("numpy", "sympy"), verifier_budget_s: float | None = None,
-                 **base: Any) -> None:
+                 levels: Sequence[int] | None = None, **base: Any) -> None:
         from agentgym.envs.code import math_data
 
         budget_seconds(verifier_budget_s)  # a bad budget is an error here, not at the end of an episode
@@ -87,6 +101,8 @@ class MathToolEnv(ToolEnv):
             if data_dir is not None:
                 files = math_data.find_math_files(data_dir)
             tasks = load_shared(math_data.load_math_tasks, files or math_data.bundled_math_files())
+        if levels is not None:
+            tasks = _of_levels(tasks, levels)
         self.runner = CodeRunner(backend=sandbox, timeout_s=timeout_s, memory_mb=memory_mb, preload=tuple(preload))
         self.check_base_kwargs(base)
         interpreter = Tool(

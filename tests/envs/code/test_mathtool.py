@@ -178,3 +178,26 @@ def test_tool_use_recipe_task_needs_the_tool_and_the_tool_solves_it():
             assert terminated and reward == 0.0
     finally:
         env.close()
+
+
+def test_levels_keep_the_math_problems_of_those_levels_and_are_part_of_the_env_digest():
+    """``levels``: the harder MATH problems as an env kwarg (an eval or a recipe names them; the digest tells
+    their episodes apart from the whole set's)."""
+    from agentgym.eval.envdigest import env_digest
+
+    whole = agentgym.make("agentgym/MathTool-v0")
+    hard = agentgym.make("agentgym/MathTool-v0", levels=[4, 5])
+    try:
+        levels = {t.meta.get("level") for split in ("train", "test") for t in hard.unwrapped.tasks.tasks(split)}
+        assert levels == {"Level 4", "Level 5"}
+        assert 0 < len(hard.unwrapped.tasks.tasks("test")) < len(whole.unwrapped.tasks.tasks("test"))
+        assert env_digest("agentgym/MathTool-v0", hard, {"levels": [4, 5]}, "test") != env_digest(
+            "agentgym/MathTool-v0", whole, {}, "test")
+        hard.reset(options={"index": 0})
+        assert "Level" in hard.unwrapped.task.meta["level"]
+    finally:
+        whole.close()
+        hard.close()
+    for bad in ([0], [], "5"):
+        with pytest.raises(ConfigError, match="MATH levels 1 to 5"):
+            agentgym.make("agentgym/MathTool-v0", levels=bad)

@@ -82,6 +82,17 @@ class TrainConfig:
         "DAPO's dynamic sampling: a group whose rewards are all equal has no learning signal, so up to N more "
         "groups of other tasks are played per step to take the place of such groups (0: off). The step's "
         "success, turns and tool calls count every episode played; resampled_groups counts the extra ones."))
+    curriculum: bool = field(default=False, metadata=_doc(
+        "Draw each step's tasks from easy / normal / hard pools kept by each task's last group reward (mostly "
+        "normal: see curriculum_*); checkpointed with the run. The built-in loop, synchronous (max_staleness 0)."))
+    curriculum_easy_at: float = field(default=1.0, metadata=_doc(
+        "A task whose last group's mean reward is at least this is easy."))
+    curriculum_hard_at: float = field(default=0.0, metadata=_doc(
+        "A task whose last group's mean reward is at most this is hard."))
+    curriculum_easy_share: float = field(default=0.1, metadata=_doc(
+        "The chance a group is drawn from the easy pool."))
+    curriculum_hard_share: float = field(default=0.1, metadata=_doc(
+        "The chance a group is drawn from the hard pool (the rest: the normal pool)."))
     learning_rate: float = field(default=1e-6, metadata=_doc("Adam learning rate."))
     lr_scheduler: LRScheduler = field(default="linear", metadata=_doc(LR_SCHEDULER_HELP))
     steps: int = field(default=50, metadata=_doc("Optimizer steps."))
@@ -184,6 +195,7 @@ class TrainConfig:
             raise ConfigError("difficulty_card is read only with difficulty (the level to select).")
         self._check_agent()
         self._check_async()
+        self._check_curriculum()
         if self.dynamic_sampling < 0:
             raise ConfigError(f"dynamic_sampling must be >= 0 (extra groups a step may play), got "
                               f"{self.dynamic_sampling!r}.")
@@ -225,6 +237,26 @@ class TrainConfig:
         if (self.agent is not None or self.agent_cmd is not None) and self.rollout_workers:
             raise ConfigError("train --agent plays asynchronously on a thread of the training process (its gateway's "
                               "policy copy); rollout_workers (Ray) play the built-in loop: drop --rollout-workers.")
+
+    def _check_curriculum(self) -> None:
+        names = ("curriculum_easy_at", "curriculum_hard_at", "curriculum_easy_share", "curriculum_hard_share")
+        values = [getattr(self, n) for n in names]
+        if not all(0.0 <= v <= 1.0 for v in values):
+            raise ConfigError(f"{', '.join(names)} must each be in [0, 1]; got {values}.")
+        if self.curriculum_hard_at >= self.curriculum_easy_at:
+            raise ConfigError(f"curriculum_hard_at ({self.curriculum_hard_at}) must be below curriculum_easy_at "
+                              f"({self.curriculum_easy_at}).")
+        if self.curriculum_easy_share + self.curriculum_hard_share > 1.0:
+            raise ConfigError("curriculum_easy_share + curriculum_hard_share must be at most 1 (the rest is the "
+                              "normal pool's).")
+        if not self.curriculum:
+            return
+        if self.max_staleness or self.agent is not None or self.agent_cmd is not None:
+            raise ConfigError("curriculum draws each step's tasks in the synchronous built-in loop: drop "
+                              "max_staleness or --agent, or the curriculum.")
+        if self.stratify_by is not None or self.remote:
+            raise ConfigError("curriculum picks each step's tasks itself, from the env in process: drop stratify_by "
+                              "and remote=, or the curriculum.")
 
     def _check_agent(self) -> None:
         """What a run with --agent cannot take: its agent writes its own messages and plays the env in process."""

@@ -35,6 +35,7 @@ from typing import Any
 from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, RolloutError
 from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
+from agentgym.trainer.curriculum import Curriculum
 from agentgym.trainer.groups import has_signal
 from agentgym.trainer.judging import defer_group_judges, judge_groups
 from agentgym.trainer.stats import RolloutStats
@@ -220,6 +221,12 @@ class _Rollouts:
         self.stats = stats
         self.envs: dict[str, list[Any]] = {}
         self.calls = 0
+        self.curriculum: Curriculum | None = None
+        self._curriculum_read = False  # the resumed run's checkpoint state, read at the first step
+        if config.curriculum:
+            self.curriculum = Curriculum(self.specs, seed=config.seed, easy_at=config.curriculum_easy_at,
+                                         hard_at=config.curriculum_hard_at, easy_share=config.curriculum_easy_share,
+                                         hard_share=config.curriculum_hard_share)
 
     def _envs(self, specs: Sequence[TaskSpec]) -> list[Any]:
         out, used = [], {}
@@ -244,11 +251,25 @@ class _Rollouts:
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         specs = [TaskSpec(**json.loads(p)) for p in prompts]
+        if self.curriculum is not None:  # the step's tasks are the curriculum's: a group of each, in TRL's slots
+            if not self._curriculum_read:
+                self.curriculum.resume(trainer.args.output_dir, trainer.state.global_step)
+                self._curriculum_read = True
+            size = self.config.group_size
+            specs = [spec for spec in self.curriculum.draw(len(specs) // size) for _ in range(size)]
         generator = self._generator(trainer)
         episodes = self._play(specs, generator)
+        self._learn(episodes)
         if self.config.dynamic_sampling:
             episodes = self._resample(episodes, generator)
+        if self.curriculum is not None:
+            self.stats.extra.update(self.curriculum.metrics())
         return self._outputs(episodes)
+
+    def _learn(self, episodes: Sequence[Episode]) -> None:
+        """Every group played moves its task to the pool its rewards say (with a curriculum)."""
+        if self.curriculum is not None:
+            self.curriculum.update(episodes, self.config.group_size)
 
     def _play(self, specs: Sequence[TaskSpec], generator: Generator,
               on_turn: Callable[[int], None] | None = None) -> list[Episode]:
@@ -304,6 +325,7 @@ class _Rollouts:
             budget -= len(draws)
             self.stats.resampled_groups += len(draws)
             played = self._play([spec for spec in draws for _ in range(size)], generator)
+            self._learn(played)
             fresh = [played[i:i + size] for i in range(0, len(played), size)]
             if self.strata:  # each replacement stands in for the group of its own stratum
                 for i, group in zip(slots, fresh):
@@ -318,6 +340,9 @@ class _Rollouts:
         """The tasks a replacement of ``spec``'s group is drawn from: any not in the step (all, if none is
         left), and with ``stratify_by`` only those of ``spec``'s stratum."""
         pool = [s for s in self.specs if s not in taken] or self.specs
+        if self.curriculum is not None:  # a replacement comes from the tasks that still teach: the normal pool
+            normal = set(self.curriculum.pools()["normal"])
+            return [s for s in pool if s in normal] or pool
         if not self.strata:
             return pool
         value = self.strata.get(spec)
@@ -459,12 +484,27 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
         callbacks.append(pipeline_callback(rollouts))
     else:
         rollouts = rollouts_class(config, tokenizer, stats, specs, strata)
+    if rollouts.curriculum is not None:
+        callbacks.append(_curriculum_callback(rollouts.curriculum))
     # the pipeline's callback first: the weights are published (and its metrics set) before the step is logged
     trainer = trainer_class(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollouts, peft_config=peft_config,
                           callbacks=[*callbacks, MetricsLog(config, stats, console)])
     trainer.remove_callback(PrinterCallback)  # its raw dicts: MetricsLog writes them to the log instead
     return trainer, rollouts
+
+
+def _curriculum_callback(curriculum: Curriculum) -> Any:
+    """Writes the curriculum's pools and random state into every checkpoint."""
+    from transformers import TrainerCallback
+
+    class CurriculumCallback(TrainerCallback):  # type: ignore[misc, valid-type]
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                curriculum.save(folder)
+
+    return CurriculumCallback()
 
 
 def _vllm_args(config: TrainConfig) -> dict[str, Any]:

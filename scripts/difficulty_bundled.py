@@ -1,7 +1,9 @@
 """The difficulty cards that ship with agentgym (``agentgym/data/difficulty/``): for every bundled env, the first
 ``--tasks`` tasks of its evaluation split played by the oracle once and by a random policy and the default model
-``--samples`` times each (the model at temperature 1, a seed a play), with the core suite's turn limits (ALFWorld,
-which is not in core: 10 turns). ``agentgym difficulty ENV --show`` prints a card; ``--difficulty`` in eval and
+``--samples`` times each (the model at temperature 1, a seed a play), with the core suite's turn limits (the envs
+not in core: WebShopBrowser 12, ALFWorld 10). The shipped cards: SearchQA 20 tasks x 4 plays; MathTool and PyCode
+20 x 2; WebShop, WebShopBrowser, SWEBench and ALFWorld 10 x 1 (``--tasks 10 --samples 1``: the default model's
+episodes there take minutes each on 2 cores). ``agentgym difficulty ENV --show`` prints a card; ``--difficulty`` in eval and
 train selects tasks by it.
 
     OMP_NUM_THREADS=2 python scripts/difficulty_bundled.py                 # every bundled env
@@ -19,7 +21,7 @@ KWARGS = {
     "agentgym/MathTool-v0": {"max_turns": 3},
     "agentgym/PyCode-v0": {"max_turns": 3},
     "agentgym/WebShop-v0": {"max_turns": 6},
-    "agentgym/WebShopBrowser-v0": {"max_turns": 6},
+    "agentgym/WebShopBrowser-v0": {"max_turns": 12},  # the browser oracle takes 7 actions on goal-0011
     "agentgym/SWEBench-v0": {"max_turns": 3},
     "agentgym/ALFWorld-v0": {"max_turns": 10},
 }

@@ -30,6 +30,7 @@ from agentgym.eval.plan import PlannedEpisode
 from agentgym.gateway.agents import AgentRun, AgentSpec, AgentTask, load_agent, run_agent
 from agentgym.gateway.chat import call_text
 from agentgym.gateway.session import ToolSession
+from agentgym.lm.workers import AgentWorker, EnvPool
 from agentgym.policies.base import Policy, Sampling
 
 __all__ = ["AgentPolicy", "AgentRun", "AgentSpec", "AgentTask", "load_agent", "play_agent_episode", "run_agent",
@@ -113,47 +114,44 @@ class AgentPolicy(Policy):
 def play_agent_episode(planned: PlannedEpisode, key: str, *, spec: AgentSpec, fn: Callable[[AgentTask], Any] | None,
                        gateway: Any, base_url: str, policy: AgentPolicy, remote: str | None = None,
                        timeout_s: float = 600.0, require_model: bool = True,
-                       envs: dict[str, Any] | None = None, warm: threading.Event | None = None) -> EpisodeResult:
-    """One eval episode with the agent (:func:`run_agent`), as an ``EpisodeResult``."""
+                       envs: EnvPool | None = None, warm: threading.Event | None = None) -> EpisodeResult:
+    """One eval episode with the agent, played by the rollout worker (``agentgym.lm.workers.AgentWorker``), as an
+    ``EpisodeResult``. ``envs``: where its env comes from (reused episode after episode; all closed after an env
+    failure); None: a fresh env, closed after."""
     start = time.perf_counter()
+    pool = envs if envs is not None else _env_pool(remote)
     try:
-        env = _env(planned, remote, envs)
+        env = pool.take([_env_key(planned)])[0]
     except Exception as e:  # noqa: BLE001 - the env could not be made: this episode's error
         if warm is not None:
             warm.set()
         run = AgentRun(error=f"{type(e).__name__}: {e}", env_failed=True)
     else:
-        run = run_agent(env, {"split": planned.split, "index": planned.task_index}, planned.seed, spec=spec, fn=fn,
-                        gateway=gateway, base_url=base_url, has_mcp=policy.has_mcp,
-                        rollout_id=f"ep{planned.episode}-s{planned.sample}-{os.urandom(4).hex()}",
-                        env_id=planned.env_id, env_kwargs=dict(planned.env_kwargs), timeout_s=timeout_s,
-                        require_model=require_model, warm=warm,
-                        metadata={"env_id": planned.env_id, "episode": planned.episode})
-    if run.env_failed and envs is not None:
-        _drop_envs(envs)
+        worker = AgentWorker(spec, fn, gateway=gateway, base_url=base_url, has_mcp=policy.has_mcp,
+                             timeout_s=timeout_s, require_model=require_model)
+        run = worker.run(env, {"split": planned.split, "index": planned.task_index}, planned.seed,
+                         rollout_id=f"ep{planned.episode}-s{planned.sample}-{os.urandom(4).hex()}",
+                         env_id=planned.env_id, env_kwargs=planned.env_kwargs, warm=warm,
+                         metadata={"env_id": planned.env_id, "episode": planned.episode})
+    if run.env_failed or envs is None:
+        pool.close()
     if run.error is not None:
         log.warning("%s episode %d: %s", planned.env_id, planned.episode, run.error)
     return _result(planned, key, policy, run.session, run.rollout, run.error, wall_s=time.perf_counter() - start,
                    remote=remote)
 
 
-def _env(planned: PlannedEpisode, remote: str | None, envs: dict[str, Any] | None) -> Any:
-    kwargs = {**planned.env_kwargs, "action_format": "dict", **({"remote": remote} if remote else {})}
-    name = json.dumps([planned.env_id, kwargs], sort_keys=True, default=str)
-    if envs is None:
-        return make(planned.env_id, **kwargs)
-    if name not in envs:
-        envs[name] = make(planned.env_id, **kwargs)
-    return envs[name]
+def _env_key(planned: PlannedEpisode) -> str:
+    """The pool key of an episode's env: its id and kwargs, made with ``dict`` actions (an agent's tool calls)."""
+    return json.dumps([planned.env_id, {**planned.env_kwargs, "action_format": "dict"}], sort_keys=True, default=str)
 
 
-def _drop_envs(envs: dict[str, Any]) -> None:
-    for env in envs.values():
-        try:
-            env.close()
-        except Exception as e:  # noqa: BLE001 - a broken env's close must not hide the real error
-            log.warning("closing an env failed: %s", e)
-    envs.clear()
+def _env_pool(remote: str | None) -> EnvPool:
+    def made(key: str) -> Any:
+        env_id, kwargs = json.loads(key)
+        return make(env_id, **kwargs, **({"remote": remote} if remote else {}))
+
+    return EnvPool(made)
 
 
 def _transcript(session: ToolSession | None, rollout: Any) -> list[dict[str, Any]]:
@@ -244,7 +242,7 @@ def run_agent_plan(todo: Sequence[tuple[PlannedEpisode, str]], *, spec: AgentSpe
     warm = threading.Event()
 
     def work(first: bool) -> None:
-        envs: dict[str, Any] = {}
+        envs = _env_pool(remote)
         try:
             if not first:
                 warm.wait()
@@ -262,7 +260,7 @@ def run_agent_plan(todo: Sequence[tuple[PlannedEpisode, str]], *, spec: AgentSpe
         finally:
             if first:
                 warm.set()  # whatever happened: the other workers must not wait forever
-            _drop_envs(envs)
+            envs.close()
 
     threads = [threading.Thread(target=work, args=(i == 0,), name=f"agentgym-agent-worker-{i}", daemon=True)
                for i in range(max(1, min(concurrency, len(todo))))]

@@ -1,7 +1,7 @@
 """Model policies play many episodes at once: batched, left-padded generation across episodes in lockstep.
 
 The eval runs a local model (``smollm2``, ``hf:<path>``) through the trainer's own
-rollout code, :func:`agentgym.lm.rollout.play_episodes`: the episodes of one suite
+rollout worker, :class:`agentgym.lm.workers.ModelWorker`: the episodes of one suite
 entry are played ``batch_size`` at a time, one batched ``generate`` per turn, so a
 trained model is evaluated on exactly the token sequences it was trained on, and a
 2-core machine runs a suite in minutes instead of generating one episode at a time.
@@ -28,7 +28,8 @@ from agentgym.core.registry import make
 from agentgym.eval.episode import EpisodeResult, answer_of, final_answer, provenance
 from agentgym.eval.plan import PlannedEpisode
 from agentgym.lm.compute import kernel_path
-from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.lm.rollout import ChatGlue, Episode, TaskSpec, TransformersGenerator
+from agentgym.lm.workers import EnvPool, ModelWorker
 from agentgym.policies.hf import TransformersPolicy
 
 __all__ = ["BatchProgress", "run_batched"]
@@ -118,28 +119,24 @@ def run_batched(pending: Sequence[tuple[PlannedEpisode, str]], policy: Transform
     parameter = next(model.parameters())
     compute = {"kernel": kernel_path(str(parameter.device)), "dtype": str(parameter.dtype).removeprefix("torch."),
                "batch_size": batch_size}
+    worker = ModelWorker(glue, max_turn_tokens=sampling.max_tokens, max_completion_tokens=budget)
     for group in _groups(pending):
-        envs: list[gym.Env] = []
+        first = group[0][0]
+        envs = EnvPool(lambda _key, p=first: make(p.env_id, **p.env_kwargs, **({"remote": remote} if remote else {})))
         try:
             for start in range(0, len(group), batch_size):
                 if stop is not None and stop.is_set():
                     return
                 batch = group[start:start + batch_size]
-                while len(envs) < len(batch):
-                    envs.append(make(batch[0][0].env_id, **batch[0][0].env_kwargs,
-                                     **({"remote": remote} if remote else {})))
-                _play_batch(batch, envs[:len(batch)], policy, generator, glue, budget=budget, remote=remote,
-                            on_result=on_result, state=state, compute={**compute, "batch": len(batch)})
+                _play_batch(batch, envs.take([first.env_id] * len(batch)), policy, worker, generator,
+                            remote=remote, on_result=on_result, state=state,
+                            compute={**compute, "batch": len(batch)})
         finally:
-            for env in envs:
-                try:
-                    env.close()
-                except Exception as e:  # noqa: BLE001 - closing a broken env must not hide the real error
-                    logger.warning("closing an env failed: %s", e)
+            envs.close()
 
 
 def _play_batch(batch: Sequence[tuple[PlannedEpisode, str]], envs: Sequence[gym.Env], policy: TransformersPolicy,
-                generator: TransformersGenerator, glue: ChatGlue, *, budget: int, remote: str | None,
+                worker: ModelWorker, generator: TransformersGenerator, *, remote: str | None,
                 on_result: Callable[[EpisodeResult], None], state: dict[str, Any],
                 compute: dict[str, Any]) -> None:
     first = batch[0][0]
@@ -159,6 +156,5 @@ def _play_batch(batch: Sequence[tuple[PlannedEpisode, str]], envs: Sequence[gym.
     def next_turn(round_no: int) -> None:
         state["turn"] = round_no + 1
 
-    play_episodes(envs, specs, generator, glue, max_turn_tokens=policy.sampling.max_tokens,
-                  max_completion_tokens=budget, seed=first.seed, on_turn=next_turn, on_done=done)
+    worker.play(envs, specs, generator, seed=first.seed, on_turn=next_turn, on_done=done)
     state.clear()

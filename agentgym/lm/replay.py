@@ -1,7 +1,7 @@
 """Recorded conversations as trainer episodes: the token ids and loss mask ``agentgym train`` builds for them.
 
 A recorded episode (an eval result's transcript, a row of an ``agentgym data sft`` dataset) is played back
-through the trainer's own rollout code, :func:`agentgym.lm.rollout.play_episodes`: a ``ReplayEnv`` answers
+through the trainer's own rollout worker, :class:`agentgym.lm.workers.ModelWorker`: a ``ReplayEnv`` answers
 each turn with the observation that was recorded, and a ``ReplayGenerator`` stands in for the model and
 "generates" each recorded assistant text. The prompt, the chat glue and the observation tokens, and which of
 them are masked, therefore come from the same ``ChatGlue`` and the same code as a GRPO rollout's, token for
@@ -18,7 +18,8 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 from agentgym.lm.generation import _stop_index
-from agentgym.lm.rollout import ChatGlue, Episode, ObservationStyle, TaskSpec, Turn, play_episodes
+from agentgym.lm.rollout import ChatGlue, Episode, ObservationStyle, TaskSpec, Turn
+from agentgym.lm.workers import ModelWorker
 
 __all__ = ["Replay", "ReplayEnv", "ReplayGenerator", "sequence", "split_turns"]
 
@@ -147,8 +148,9 @@ class Replay:
         system, prompt, texts, observations = split_turns(messages)
         env = ReplayEnv(prompt, observations, action_format=action_format, tools=tools, task_id=task_id,
                         reward=reward, correct=correct)
-        [episode] = play_episodes([env], [TaskSpec(env_id, task_id=task_id)], ReplayGenerator(self.tokenizer, texts),
-                                  self.glue(system), max_turn_tokens=_UNBOUNDED, max_completion_tokens=_UNBOUNDED)
+        worker = ModelWorker(self.glue(system), max_turn_tokens=_UNBOUNDED, max_completion_tokens=_UNBOUNDED)
+        [episode] = worker.play([env], [TaskSpec(env_id, task_id=task_id)], ReplayGenerator(self.tokenizer, texts),
+                                seed=0)
         if episode.error is not None:
             raise ConfigError(f"Cannot replay the conversation of {env_id} {task_id}: {episode.error}")
         return episode

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentgym.errors import RolloutError
 from agentgym.lm.rollout import Episode, Generator, TaskSpec
+from agentgym.lm.workers import AgentEpisode, AgentWorker, Row, episode_from_run, leaf_rows
 from agentgym.trainer.config import TrainConfig
 from agentgym.trainer.judging import defer_group_judges, judge_groups
 
@@ -34,90 +33,6 @@ __all__ = ["AgentEpisode", "AgentRollouts", "advantages", "agent_rollouts", "age
            "expand", "leaf_rows"]
 
 logger = logging.getLogger("agentgym.trainer")
-
-
-@dataclass
-class Row:
-    """One sample the loss sees: a leaf of a rollout's call tree, cut at the token limit."""
-
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    mask: list[int]
-    logprobs: list[float]
-    #: the recorded ids this row must feed (prompt + completion), for the fidelity check
-    recorded: list[int]
-
-
-@dataclass
-class AgentEpisode(Episode):
-    """An agent's rollout as an episode (its last sample's tokens), with every sample of its call tree."""
-
-    rows: list[Row] = field(default_factory=list)
-    calls: int = 0
-    branches: int = 0
-    reencoded_tokens: int = 0
-    retries: int = 0
-
-
-def leaf_rows(rollout: Any, *, limit: int) -> tuple[list[Row], bool]:
-    """The rollout's samples as loss rows (``limit``: most tokens after the prompt), and whether any was cut.
-
-    A passed-through (text-only) rollout has no token record to train on: ``RolloutError``."""
-    if rollout.text_only:
-        raise RolloutError("A text-only rollout (a gateway passing calls through to --upstream) has no sampled "
-                           "token ids to train on; train against the in-process gateway (agentgym train --agent).")
-    rows, cut = [], False
-    for sample in rollout.samples():
-        ids, mask = sample["token_ids"], sample["loss_mask"]
-        start = mask.index(1) if 1 in mask else len(ids)
-        completion = ids[start:]
-        if len(completion) > limit:
-            completion, cut = completion[:limit], True
-        n = len(completion)
-        rows.append(Row(prompt_ids=list(ids[:start]), completion_ids=list(completion), mask=list(mask[start:start + n]),
-                        logprobs=[0.0 if p is None else float(p) for p in sample["logprobs"][start:start + n]],
-                        recorded=list(ids[:start + n])))
-    return rows, cut
-
-
-def _reencoded(rollout: Any) -> int:
-    """Prompt tokens of the rollout's branched calls: turns the agent sent back as text, encoded again."""
-    return sum(len(call.prompt_ids) for call in rollout.calls if call.branched)
-
-
-def episode_from_run(spec: TaskSpec, run: Any, *, limit: int, retries: int = 0) -> AgentEpisode:
-    """An ``AgentEpisode`` of one agent run (``agentgym.gateway.agents.AgentRun``): failed when the agent or the env
-    failed (reward None to TRL), scored by the env's verifier otherwise; 0 when a sample outgrew ``limit``."""
-    session, rollout = run.session, run.rollout
-    episode = AgentEpisode(spec=spec, prompt_ids=[], retries=retries, error=run.error,
-                           prompt=session.prompt if session is not None else "")
-    if rollout is not None:
-        episode.calls = len(rollout.calls)
-        episode.branches = sum(c.branched for c in rollout.calls)
-        episode.model_texts = [c.choices[0].text for c in rollout.calls if c.choices]
-        episode.model_turns = [list(c.choices[0].ids) for c in rollout.calls if c.choices]
-    if session is not None:
-        info = session.info
-        episode.task_id = str(info.get("task_id", "")) or None
-        episode.info = dict(info)
-        episode.turns = int(info.get("turn", 0))
-        episode.tool_calls = sum(step.name != "answer" for step in session.steps)
-        episode.observations = [step.observation for step in session.steps]
-    if run.error is not None or rollout is None:
-        return episode
-    episode.rows, episode.over_budget = leaf_rows(rollout, limit=limit)
-    episode.reencoded_tokens = _reencoded(rollout)
-    if not episode.rows:
-        episode.error = "AgentError: the rollout has no model call to train on"
-        return episode
-    last = episode.rows[-1]
-    episode.prompt_ids, episode.completion_ids = last.prompt_ids, last.completion_ids
-    episode.mask, episode.logprobs = last.mask, last.logprobs
-    episode.terminated, episode.truncated = session.terminated, session.truncated or not session.ended
-    verification = session.info.get("verification", {})
-    episode.reward = 0.0 if episode.over_budget else float(session.reward)
-    episode.success = bool(verification.get("correct", False)) and not episode.over_budget
-    return episode
 
 
 class AgentRollouts:
@@ -137,7 +52,7 @@ class AgentRollouts:
         self.fn = load_agent(self.agent.target) if self.agent.target is not None else None
         self.gateway: Any = None
         self.server: Any = None
-        self.warm = threading.Event()  # the first rollout ever runs alone until its first model request
+        self.agent_worker: AgentWorker | None = None  # the rollout worker, once the gateway it plays through runs
         self.pending: dict[str, Any] | None = None
         self.played: list[AgentEpisode] = []
 
@@ -161,6 +76,8 @@ class AgentRollouts:
                                                               "top_p": self.config.top_p,
                                                               "max_tokens": self.config.max_turn_tokens})
             self.server = GatewayServer(self.gateway).start()
+            self.agent_worker = AgentWorker(self.agent, self.fn, gateway=self.gateway, base_url=self.server.url,
+                                            has_mcp=self.server.has_mcp, timeout_s=self.config.agent_timeout)
         else:
             self.gateway.engine.generator = generator
 
@@ -184,39 +101,15 @@ class AgentRollouts:
         """The rollouts of ``specs``, each agent in a thread of its own. ``on_turn`` (the asynchronous pipeline's
         staleness check) is called once the batch is played: an agent's loop is its own, so a batch past the bound
         is dropped when it ends, not mid-play."""
-        from agentgym.gateway.agents import run_agent
-
         envs = self._envs(specs)  # type: ignore[attr-defined]
         start = time.perf_counter()
-        episodes: list[AgentEpisode | None] = [None] * len(specs)
         seed0 = self.config.seed * 1_000_003 + self.calls  # type: ignore[attr-defined]
-        limit = self.config.max_completion_tokens
-
-        def play(i: int) -> None:
-            spec, env = specs[i], envs[i]
-            for attempt in range(self.config.agent_retries + 1):
-                if not self.warm.is_set() and i:
-                    self.warm.wait()
-                run = run_agent(env, spec.reset_options(), spec.seed + seed0 + i, spec=self.agent, fn=self.fn,
-                                gateway=self.gateway, base_url=self.server.url, has_mcp=self.server.has_mcp,
-                                rollout_id=f"s{self.calls}-r{i}-a{attempt}-{os.urandom(3).hex()}",  # type: ignore
-                                env_id=spec.env, env_kwargs=dict(self.config.env_kwargs),
-                                timeout_s=self.config.agent_timeout, warm=self.warm if i == 0 else None,
-                                metadata={"env_id": spec.env, "rollout": i})
-                self.gateway.close_rollout(run.rollout.id, forget=True) if run.rollout is not None else None
-                if run.error is None or run.env_failed or attempt == self.config.agent_retries:
-                    break
-                logger.warning("An agent rollout of %s failed (%s); playing it again.", spec.key, run.error)
-            episodes[i] = episode_from_run(spec, run, limit=limit, retries=attempt)
-
-        threads = [threading.Thread(target=play, args=(i,), name=f"agentgym-train-agent-{i}", daemon=True)
-                   for i in range(len(specs))]
         with defer_group_judges(envs):  # a judge in group mode scores each group once it is played
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        played: list[Episode] = [e for e in episodes if e is not None]
+            episodes = self.agent_worker.play(envs, specs, seed=seed0,  # type: ignore[union-attr]
+                                              limit=self.config.max_completion_tokens,
+                                              env_kwargs=self.config.env_kwargs, retries=self.config.agent_retries,
+                                              tag=f"s{self.calls}-")  # type: ignore[attr-defined]
+        played: list[Episode] = list(episodes)
         judge_groups(played, envs, self.config.group_size)
         self.calls += 1  # type: ignore[attr-defined]
         self._record(played, time.perf_counter() - start)  # type: ignore[attr-defined]

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled, EnvNotFound, RolloutError
-from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator, play_episodes
+from agentgym.lm.rollout import ChatGlue, Episode, Generator, TaskSpec, TransformersGenerator
+from agentgym.lm.workers import EnvPool, ModelWorker
 from agentgym.trainer.config import LOSS_TYPES, TrainConfig, load_config
 from agentgym.trainer.curriculum import Curriculum
 from agentgym.trainer.groups import has_signal
@@ -107,9 +108,10 @@ def play_recipe(config: TrainConfig, model: Any, tokenizer: Any, *, split: str, 
         glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=system_prompt)
         generator = TransformersGenerator(model, tokenizer, top_p=config.top_p,
                                           temperature=config.temperature if temperature is None else temperature)
+        worker = ModelWorker(glue, max_turn_tokens=config.max_turn_tokens,
+                             max_completion_tokens=config.max_completion_tokens)
         with torch.no_grad():
-            return play_episodes(envs[:len(specs)], specs, generator, glue, max_turn_tokens=config.max_turn_tokens,
-                                 max_completion_tokens=config.max_completion_tokens, seed=config.seed)
+            return worker.play(envs[:len(specs)], specs, generator, seed=config.seed)
     finally:
         for env in envs:
             env.close()
@@ -219,7 +221,12 @@ class _Rollouts:
         self.glue = ChatGlue(tokenizer, style=config.observation_style, system_prompt=config.system_prompt)
         self.tokenizer = tokenizer
         self.stats = stats
-        self.envs: dict[str, list[Any]] = {}
+        self.pool = EnvPool(lambda env_id: _make_env(self.config, env_id))
+        # the synchronous loop generates between updates at rollout_threads (the asynchronous worker sets its own)
+        self.worker = ModelWorker(self.glue, max_turn_tokens=config.max_turn_tokens,
+                                  max_completion_tokens=config.max_completion_tokens,
+                                  threads=config.rollout_threads if config.max_staleness == 0 else 0,
+                                  bf16=self.bf16 and config.backend != "vllm")
         self.calls = 0
         self.curriculum: Curriculum | None = None
         self._curriculum_read = False  # the resumed run's checkpoint state, read at the first step
@@ -228,16 +235,13 @@ class _Rollouts:
                                          hard_at=config.curriculum_hard_at, easy_share=config.curriculum_easy_share,
                                          hard_share=config.curriculum_hard_share)
 
+    @property
+    def envs(self) -> dict[str, list[Any]]:
+        """The envs of each env id, reused step after step (``self.pool``'s)."""
+        return self.pool.pools
+
     def _envs(self, specs: Sequence[TaskSpec]) -> list[Any]:
-        out, used = [], {}
-        for spec in specs:
-            pool = self.envs.setdefault(spec.env, [])
-            k = used.get(spec.env, 0)
-            if k == len(pool):
-                pool.append(_make_env(self.config, spec.env))
-            out.append(pool[k])
-            used[spec.env] = k + 1
-        return out
+        return self.pool.take([spec.env for spec in specs])
 
     def _generator(self, trainer: Any) -> Generator:
         if self.config.backend == "vllm":
@@ -273,27 +277,12 @@ class _Rollouts:
 
     def _play(self, specs: Sequence[TaskSpec], generator: Generator,
               on_turn: Callable[[int], None] | None = None) -> list[Episode]:
-        import torch
-
+        """The episodes of ``specs``, played by the rollout worker (``agentgym.lm.workers.ModelWorker``)."""
         envs = self._envs(specs)
         start = time.perf_counter()
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        # the synchronous loop generates between updates at rollout_threads (the asynchronous worker sets its own)
-        threads = self.config.rollout_threads if self.config.max_staleness == 0 else 0
-        previous = torch.get_num_threads()
-        if threads:
-            torch.set_num_threads(threads)
-        # a judge in group mode scores each group once it is played
-        try:
-            with defer_group_judges(envs), torch.autocast(device, dtype=torch.bfloat16,
-                                                          enabled=self.bf16 and self.config.backend != "vllm"):
-                episodes = play_episodes(envs, specs, generator, self.glue,
-                                         max_turn_tokens=self.config.max_turn_tokens,
-                                         max_completion_tokens=self.config.max_completion_tokens,
-                                         seed=self.config.seed * 1_000_003 + self.calls, on_turn=on_turn)
-        finally:
-            if threads:
-                torch.set_num_threads(previous)
+        with defer_group_judges(envs):  # a judge in group mode scores each group once it is played
+            episodes = self.worker.play(envs, specs, generator, seed=self.config.seed * 1_000_003 + self.calls,
+                                        on_turn=on_turn)
         judge_groups(episodes, envs, self.config.group_size)
         self.calls += 1
         self._record(episodes, time.perf_counter() - start)
@@ -374,24 +363,13 @@ class _Rollouts:
         for env, episode in failed:
             logger.warning("An episode of %s failed (reward 0, left out of its group's baseline): %s",
                            episode.spec.key, episode.error)
-            self.envs[episode.spec.env] = [other for other in self.envs[episode.spec.env] if other is not env]
-            _close(env)
+            self.pool.drop(episode.spec.env, env)
         if failed and len(failed) == len(episodes):
             raise RolloutError(f"Every episode of this step failed ({len(failed)}), e.g. {failed[0][1].error}. "
                                "Check the env on its own (agentgym eval --policy oracle --env ...).")
 
     def close(self) -> None:
-        for pool in self.envs.values():
-            for env in pool:
-                _close(env)
-        self.envs.clear()
-
-
-def _close(env: Any) -> None:
-    try:
-        env.close()
-    except Exception as e:  # noqa: BLE001 - closing a broken env must not hide the real error
-        logger.warning("Closing an env failed: %s", e)
+        self.pool.close()
 
 
 def _logprobs(episodes: Sequence[Episode], *, mask_observations: bool = True) -> list[list[float]] | None:

@@ -458,7 +458,8 @@ def build_trainer(config: TrainConfig, *, model: Any = None, tokenizer: Any = No
             raise DependencyNotInstalled("Ray (--rollout-workers)", "pip install 'agentgym-suite[ray]'")
         agent = rollouts_class is not _Rollouts
         trainer_class = async_trainer_class(agent=agent)
-        rollouts = pipeline_rollouts(rollouts_class)(config, tokenizer, stats, specs, strata, order=order)
+        rollouts = pipeline_rollouts(rollouts_class)(config, tokenizer, stats, specs, strata, order=order,
+                                                     shuffle=not strata)  # as TRL's sampler reads the order
         callbacks.append(pipeline_callback(rollouts))
     else:
         rollouts = rollouts_class(config, tokenizer, stats, specs, strata)

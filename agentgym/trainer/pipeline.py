@@ -36,7 +36,6 @@ import collections
 import dataclasses
 import json
 import logging
-import random
 import threading
 import time
 from collections.abc import Sequence
@@ -90,12 +89,16 @@ class _Counts:
 class Pipeline:
     """The queue between the worker and the learner, the bound on staleness, the weights and the counts."""
 
-    def __init__(self, config: TrainConfig, rollouts: Any, order: Sequence[TaskSpec]) -> None:
+    def __init__(self, config: TrainConfig, rollouts: Any, order: Sequence[TaskSpec], *, shuffle: bool = True) -> None:
         if not order:
             raise RolloutError("No training tasks to play.")
         self.config = config
         self.rollouts = rollouts
         self.order = list(order)
+        #: each pass over the tasks as TRL's sampler hands them to the synchronous loop (``spec``)
+        self.shuffle = shuffle
+        self.passes: list[list[TaskSpec]] = []
+        self._permutations: Any = None
         self.k = config.max_staleness
         self.per_batch = config.groups_per_step
         self.cond = threading.Condition()
@@ -260,13 +263,25 @@ class Pipeline:
     # the worker's side --------------------------------------------------------------------------------------------
 
     def spec(self, index: int) -> TaskSpec:
-        """Group ``index``'s task: the task order, then reshuffled (seeded) for each further pass over it."""
-        epoch, k = divmod(index, len(self.order))
-        if epoch == 0:
-            return self.order[k]
-        tasks = list(self.order)
-        random.Random(self.config.seed * 7_919 + epoch).shuffle(tasks)
-        return tasks[k]
+        """Group ``index``'s task, in the order TRL's sampler (``RepeatSampler``) hands the tasks to the synchronous
+        loop: each pass a permutation of the task order drawn from one generator seeded with the run's seed (the
+        order as it is when it is not shuffled: a stratified run's), a pass's incomplete last step left out. So the
+        two loops play the same tasks step for step, and with the same sampling seeds the same first step."""
+        per_pass = len(self.order) // self.per_batch * self.per_batch or len(self.order)
+        epoch, k = divmod(index, per_pass)
+        while len(self.passes) <= epoch:
+            self.passes.append(self._next_pass()[:per_pass])
+        return self.passes[epoch][k]
+
+    def _next_pass(self) -> list[TaskSpec]:
+        if not self.shuffle:
+            return list(self.order)
+        import torch
+
+        if self._permutations is None:
+            self._permutations = torch.Generator()
+            self._permutations.manual_seed(self.config.seed)
+        return [self.order[i] for i in torch.randperm(len(self.order), generator=self._permutations).tolist()]
 
     def _may_start(self) -> bool:
         ahead = (self.step - self.base_step + self.k + 1) * self.per_batch + self.dropped
@@ -354,9 +369,10 @@ def pipeline_rollouts(base: type) -> type:
 
     class PipelineRollouts(base):  # type: ignore[misc, valid-type]
         def __init__(self, config: TrainConfig, tokenizer: Any, stats: Any, specs: Sequence[TaskSpec] = (),
-                     strata: dict[TaskSpec, Any] | None = None, order: Sequence[TaskSpec] = ()) -> None:
+                     strata: dict[TaskSpec, Any] | None = None, order: Sequence[TaskSpec] = (),
+                     shuffle: bool = True) -> None:
             super().__init__(config, tokenizer, stats, specs, strata)
-            self.pipeline = Pipeline(config, self, order or specs)
+            self.pipeline = Pipeline(config, self, order or specs, shuffle=shuffle)
             self.pending: dict[str, Any] | None = None
 
         def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:

@@ -95,7 +95,8 @@ class ThreadWorker:
                 params[name].data = tensor  # the learner's copy becomes the worker's: no second copy
             self.version = version
         pipeline = self.pipeline
-        pipeline.rollouts.calls = first  # the batch's sampling seed follows its place in the task order
+        # the batch's sampling seed: the synchronous loop's for the step that plays these tasks
+        pipeline.rollouts.calls = first // pipeline.per_batch
         with torch.no_grad():
             return pipeline.rollouts._play(specs, self.generator,
                                            on_turn=_cancel_check(pipeline.learner_state, version, pipeline.k))
@@ -178,7 +179,7 @@ class RolloutActor:
                     params[name].copy_(torch.from_numpy(array))  # cast to the parameter's type
             self.version = version
         self.set_step(version)
-        self.rollouts.calls = first
+        self.rollouts.calls = first // self.config.groups_per_step  # the synchronous loop's seed for this step
         try:
             with torch.no_grad():
                 return self.rollouts._play(specs, self.generator,

@@ -294,3 +294,48 @@ def test_an_async_agent_run_trains_the_gateways_recorded_tokens_within_the_bound
     summary = json.loads((tmp_path / "run" / "pipeline.json").read_text())
     assert len(summary["trained_groups"]) == len(set(summary["trained_groups"])) == 6
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+# the same work as the synchronous loop ----------------------------------------------------------------------------
+
+def _trl_tasks(trainer, passes):
+    """The tasks TRL's own sampler hands the synchronous loop, step after step, over ``passes`` passes (TRL draws a
+    pass, its ``RepeatSampler`` iterated once, per epoch)."""
+    sampler = trainer._get_train_sampler()
+    size, per_step = trainer.num_generations, sampler.batch_size
+    block = per_step * size * sampler.repeat_count  # a step's indexes: its tasks, each group_size times, repeated
+    tasks = []
+    for _ in range(passes):
+        indexes = list(sampler)
+        for start in range(0, len(indexes), block):
+            tasks += [TaskSpec(**json.loads(trainer.train_dataset[i]["prompt"]))
+                      for i in indexes[start:start + per_step * size:size]]
+    return tasks
+
+
+def test_the_async_worker_plays_the_tasks_trl_hands_the_synchronous_loop(tmp_path, smollm2_tokenizer):
+    """The two sides do the same work: the pipeline's groups are the tasks of TRL's own sampler, step for step, over
+    three passes (a new permutation each, the incomplete last step left out), and the first step's episodes are the
+    synchronous loop's, token for token (the same weights, tasks and sampling seed)."""
+    register()
+    specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(5)]  # 2 groups a step: each pass leaves one task out
+    base = {"env": [ID], "group_size": 2, "groups_per_step": 2, "steps": 1, "max_turn_tokens": 10,
+            "max_completion_tokens": 200, "learning_rate": 1e-2, "save_steps": 100, "temperature": 1.0,
+            "precision": "float32", "threads": 1, "log_samples": 4}
+    runs = {}
+    for side, overrides in (("sync", {}), ("async", {"max_staleness": 1})):
+        config = TrainConfig(**base, **overrides, output_dir=str(tmp_path / side))
+        runs[side] = build_trainer(config, model=tiny_model(smollm2_tokenizer, seed=3), tokenizer=smollm2_tokenizer,
+                                   specs=list(specs))
+    (sync_trainer, sync_rollouts), (async_trainer, async_rollouts) = runs["sync"], runs["async"]
+    trl = _trl_tasks(sync_trainer, passes=3)
+    assert len(trl) == 3 * 4 and len(set(map(tuple, [trl[:4], trl[4:8], trl[8:]]))) == 3  # a new order each pass
+    assert [async_rollouts.pipeline.spec(k) for k in range(len(trl))] == trl
+
+    samples = {}
+    for side, (trainer, rollouts) in runs.items():
+        trainer.train()
+        rollouts.close()
+        samples[side] = [json.loads(line) for line in (tmp_path / side / "samples.jsonl").read_text().splitlines()]
+    assert [s["task"] for s in samples["sync"]] == [s.task_id for s in trl[:2] for _ in range(2)]
+    assert samples["async"] == samples["sync"] and any(s["turns"] for s in samples["sync"])

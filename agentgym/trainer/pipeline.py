@@ -99,6 +99,7 @@ class Pipeline:
         self.shuffle = shuffle
         self.passes: list[list[TaskSpec]] = []
         self._permutations: Any = None
+        self._passes_lock = threading.Lock()  # Ray workers' driver threads ask for their batches at once
         self.k = config.max_staleness
         self.per_batch = config.groups_per_step
         self.cond = threading.Condition()
@@ -269,9 +270,10 @@ class Pipeline:
         two loops play the same tasks step for step, and with the same sampling seeds the same first step."""
         per_pass = len(self.order) // self.per_batch * self.per_batch or len(self.order)
         epoch, k = divmod(index, per_pass)
-        while len(self.passes) <= epoch:
-            self.passes.append(self._next_pass()[:per_pass])
-        return self.passes[epoch][k]
+        with self._passes_lock:  # the passes drawn in order, whichever thread asks first
+            while len(self.passes) <= epoch:
+                self.passes.append(self._next_pass()[:per_pass])
+            return self.passes[epoch][k]
 
     def _next_pass(self) -> list[TaskSpec]:
         if not self.shuffle:

@@ -315,15 +315,16 @@ def _trl_tasks(trainer, passes):
 
 def test_the_async_worker_plays_the_tasks_trl_hands_the_synchronous_loop(tmp_path, smollm2_tokenizer):
     """The two sides do the same work: the pipeline's groups are the tasks of TRL's own sampler, step for step, over
-    three passes (a new permutation each, the incomplete last step left out), and the first step's episodes are the
-    synchronous loop's, token for token (the same weights, tasks and sampling seed)."""
+    three passes (a new permutation each, the incomplete last step left out), which TRL's training loop plays over 5
+    steps, and the first step's episodes are the synchronous loop's, token for token (the same weights, tasks and
+    sampling seed)."""
     register()
     specs = [TaskSpec(ID, task_id=f"toy-{i}") for i in range(5)]  # 2 groups a step: each pass leaves one task out
-    base = {"env": [ID], "group_size": 2, "groups_per_step": 2, "steps": 1, "max_turn_tokens": 10,
+    base = {"env": [ID], "group_size": 2, "groups_per_step": 2, "max_turn_tokens": 10,
             "max_completion_tokens": 200, "learning_rate": 1e-2, "save_steps": 100, "temperature": 1.0,
             "precision": "float32", "threads": 1, "log_samples": 4}
     runs = {}
-    for side, overrides in (("sync", {}), ("async", {"max_staleness": 1})):
+    for side, overrides in (("sync", {"steps": 5}), ("async", {"max_staleness": 1, "steps": 1})):
         config = TrainConfig(**base, **overrides, output_dir=str(tmp_path / side))
         runs[side] = build_trainer(config, model=tiny_model(smollm2_tokenizer, seed=3), tokenizer=smollm2_tokenizer,
                                    specs=list(specs))
@@ -337,5 +338,7 @@ def test_the_async_worker_plays_the_tasks_trl_hands_the_synchronous_loop(tmp_pat
         trainer.train()
         rollouts.close()
         samples[side] = [json.loads(line) for line in (tmp_path / side / "samples.jsonl").read_text().splitlines()]
-    assert [s["task"] for s in samples["sync"]] == [s.task_id for s in trl[:2] for _ in range(2)]
-    assert samples["async"] == samples["sync"] and any(s["turns"] for s in samples["sync"])
+    # TRL's training loop over 2.5 passes played those tasks, step for step
+    assert [s["task"] for s in samples["sync"]] == [s.task_id for s in trl[:10] for _ in range(2)]
+    first = [s for s in samples["sync"] if s["step"] == 1]
+    assert samples["async"] == first and any(s["turns"] for s in first)

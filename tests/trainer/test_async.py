@@ -328,7 +328,7 @@ def test_the_async_worker_plays_the_tasks_trl_hands_the_synchronous_loop(tmp_pat
         config = TrainConfig(**base, **overrides, output_dir=str(tmp_path / side))
         runs[side] = build_trainer(config, model=tiny_model(smollm2_tokenizer, seed=3), tokenizer=smollm2_tokenizer,
                                    specs=list(specs))
-    (sync_trainer, sync_rollouts), (async_trainer, async_rollouts) = runs["sync"], runs["async"]
+    sync_trainer, async_rollouts = runs["sync"][0], runs["async"][1]
     trl = _trl_tasks(sync_trainer, passes=3)
     assert len(trl) == 3 * 4 and len(set(map(tuple, [trl[:4], trl[4:8], trl[8:]]))) == 3  # a new order each pass
     assert [async_rollouts.pipeline.spec(k) for k in range(len(trl))] == trl
